@@ -1,0 +1,483 @@
+//! Bounding volume hierarchy over triangles.
+//!
+//! Build: binned surface-area heuristic (12 bins over the centroid bounds,
+//! on each of the three axes), children stored next to each other in
+//! one flat `Vec<Node>`, triangles reordered into leaf order with their edges
+//! precomputed. Traversal: near child first with a fixed-size stack for the
+//! closest hit; any hit for shadow rays returns at the first triangle found.
+
+use glam::Vec3;
+
+use super::ray::{intersect_edges, Aabb, Ray};
+use crate::mesh::TriangleMesh;
+
+/// A BVH node: 32 bytes. Interior nodes have `count == 0` and children at
+/// `first` and `first + 1`; leaves hold triangles `first..first + count`.
+#[derive(Debug, Clone, Copy)]
+#[repr(C)]
+pub struct Node {
+    min: [f32; 3],
+    first: u32,
+    max: [f32; 3],
+    count: u32,
+}
+
+impl Node {
+    #[inline]
+    fn bounds(&self) -> Aabb {
+        Aabb {
+            min: Vec3::from_array(self.min),
+            max: Vec3::from_array(self.max),
+        }
+    }
+}
+
+/// A triangle in leaf order with precomputed edges.
+#[derive(Debug, Clone, Copy)]
+struct Tri {
+    a: Vec3,
+    e1: Vec3,
+    e2: Vec3,
+}
+
+/// The closest intersection found along a ray.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Hit {
+    /// Ray parameter of the hit.
+    pub t: f32,
+    /// Barycentric weight of the triangle's second vertex.
+    pub u: f32,
+    /// Barycentric weight of the triangle's third vertex.
+    pub v: f32,
+    /// Index of the triangle in the mesh the BVH was built from.
+    pub triangle: u32,
+}
+
+/// A BVH over the triangles of one mesh.
+#[derive(Debug, Clone)]
+pub struct Bvh {
+    nodes: Vec<Node>,
+    tris: Vec<Tri>,
+    /// Mesh triangle index of each reordered triangle.
+    ids: Vec<u32>,
+}
+
+const BINS: usize = 12;
+const MAX_LEAF: usize = 4;
+const STACK: usize = 64;
+/// SAH cost of one node traversal relative to one triangle test.
+const TRAVERSAL_COST: f32 = 1.0;
+
+struct BuildPrim {
+    bounds: Aabb,
+    centroid: Vec3,
+    id: u32,
+}
+
+impl Bvh {
+    /// Builds the hierarchy over all triangles of `mesh`.
+    pub fn build(mesh: &TriangleMesh) -> Bvh {
+        let mut prims: Vec<BuildPrim> = mesh
+            .indices
+            .iter()
+            .enumerate()
+            .map(|(id, t)| {
+                let [a, b, c] = t.map(|v| mesh.positions[v as usize]);
+                let bounds = Aabb::EMPTY.grow(a).grow(b).grow(c);
+                BuildPrim {
+                    bounds,
+                    centroid: (bounds.min + bounds.max) * 0.5,
+                    id: id as u32,
+                }
+            })
+            .collect();
+        let mut nodes = Vec::with_capacity(2 * prims.len().max(1) / MAX_LEAF * 2 + 1);
+        nodes.push(Node {
+            min: [0.0; 3],
+            first: 0,
+            max: [0.0; 3],
+            count: 0,
+        });
+        // With no triangles the root stays an empty leaf that is never visited.
+        if !prims.is_empty() {
+            build_node(&mut nodes, 0, &mut prims, 0);
+        }
+        let ids: Vec<u32> = prims.iter().map(|p| p.id).collect();
+        let tris = ids
+            .iter()
+            .map(|&id| {
+                let [a, b, c] = mesh.indices[id as usize].map(|v| mesh.positions[v as usize]);
+                Tri {
+                    a,
+                    e1: b - a,
+                    e2: c - a,
+                }
+            })
+            .collect();
+        Bvh { nodes, tris, ids }
+    }
+
+    /// Number of nodes.
+    pub fn node_count(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Bytes held by the nodes and reordered triangles.
+    pub fn memory_bytes(&self) -> usize {
+        self.nodes.len() * std::mem::size_of::<Node>()
+            + self.tris.len() * std::mem::size_of::<Tri>()
+            + self.ids.len() * 4
+    }
+
+    /// The closest hit along `ray` with t in (0, t_max).
+    pub fn intersect(&self, ray: &Ray, t_max: f32) -> Option<Hit> {
+        if self.tris.is_empty() {
+            return None;
+        }
+        let mut best: Option<Hit> = None;
+        let mut t_best = t_max;
+        let mut stack = [0u32; STACK];
+        let mut sp = 0;
+        let mut node = &self.nodes[0];
+        node.bounds().hit(ray, t_best)?;
+        loop {
+            if node.count > 0 {
+                let first = node.first as usize;
+                for k in first..first + node.count as usize {
+                    let tri = &self.tris[k];
+                    if let Some((t, u, v)) =
+                        intersect_edges(ray.origin, ray.dir, tri.a, tri.e1, tri.e2, t_best)
+                    {
+                        t_best = t;
+                        best = Some(Hit {
+                            t,
+                            u,
+                            v,
+                            triangle: self.ids[k],
+                        });
+                    }
+                }
+            } else {
+                let l = node.first as usize;
+                let hl = self.nodes[l].bounds().hit(ray, t_best);
+                let hr = self.nodes[l + 1].bounds().hit(ray, t_best);
+                match (hl, hr) {
+                    (Some(tl), Some(tr)) => {
+                        let (near, far) = if tl <= tr { (l, l + 1) } else { (l + 1, l) };
+                        stack[sp] = far as u32;
+                        sp += 1;
+                        node = &self.nodes[near];
+                        continue;
+                    }
+                    (Some(_), None) => {
+                        node = &self.nodes[l];
+                        continue;
+                    }
+                    (None, Some(_)) => {
+                        node = &self.nodes[l + 1];
+                        continue;
+                    }
+                    (None, None) => {}
+                }
+            }
+            // Pop the next node that the ray can still reach before t_best.
+            loop {
+                if sp == 0 {
+                    return best;
+                }
+                sp -= 1;
+                let n = &self.nodes[stack[sp] as usize];
+                if n.bounds().hit(ray, t_best).is_some() {
+                    node = n;
+                    break;
+                }
+            }
+        }
+    }
+
+    /// Whether anything lies along `ray` with t in (0, t_max): stops at the
+    /// first triangle found.
+    pub fn occluded(&self, ray: &Ray, t_max: f32) -> bool {
+        if self.tris.is_empty() {
+            return false;
+        }
+        let mut stack = [0u32; STACK];
+        let mut sp = 0;
+        stack[sp] = 0;
+        sp += 1;
+        while sp > 0 {
+            sp -= 1;
+            let node = &self.nodes[stack[sp] as usize];
+            if node.bounds().hit(ray, t_max).is_none() {
+                continue;
+            }
+            if node.count > 0 {
+                let first = node.first as usize;
+                for tri in &self.tris[first..first + node.count as usize] {
+                    if intersect_edges(ray.origin, ray.dir, tri.a, tri.e1, tri.e2, t_max).is_some()
+                    {
+                        return true;
+                    }
+                }
+            } else {
+                stack[sp] = node.first;
+                stack[sp + 1] = node.first + 1;
+                sp += 2;
+            }
+        }
+        false
+    }
+}
+
+/// Fills `nodes[index]` for `prims` (which start at `offset` in leaf order),
+/// recursing into its children.
+fn build_node(nodes: &mut Vec<Node>, index: usize, prims: &mut [BuildPrim], offset: usize) {
+    let bounds = prims.iter().fold(Aabb::EMPTY, |b, p| b.union(p.bounds));
+    let centroids = prims.iter().fold(Aabb::EMPTY, |b, p| b.grow(p.centroid));
+    nodes[index].min = bounds.min.to_array();
+    nodes[index].max = bounds.max.to_array();
+
+    let make_leaf = |nodes: &mut Vec<Node>| {
+        nodes[index].first = offset as u32;
+        nodes[index].count = prims.len() as u32;
+    };
+    if prims.len() <= 1 {
+        make_leaf(nodes);
+        return;
+    }
+
+    let split = best_split(prims, &bounds, &centroids);
+    let mid = match split {
+        Some((axis, pos, cost)) if cost < prims.len() as f32 || prims.len() > MAX_LEAF => {
+            let mid = partition_in_place(prims, |p| p.centroid[axis] < pos);
+            if mid == 0 || mid == prims.len() {
+                median_split(prims, &centroids)
+            } else {
+                mid
+            }
+        }
+        Some(_) => {
+            make_leaf(nodes);
+            return;
+        }
+        None if prims.len() <= MAX_LEAF => {
+            make_leaf(nodes);
+            return;
+        }
+        None => median_split(prims, &centroids),
+    };
+
+    let left = nodes.len();
+    let empty = Node {
+        min: [0.0; 3],
+        first: 0,
+        max: [0.0; 3],
+        count: 0,
+    };
+    nodes.push(empty);
+    nodes.push(empty);
+    nodes[index].first = left as u32;
+    nodes[index].count = 0;
+    let (lo, hi) = prims.split_at_mut(mid);
+    build_node(nodes, left, lo, offset);
+    build_node(nodes, left + 1, hi, offset + mid);
+}
+
+/// The cheapest binned SAH split over all three axes: (axis, position, cost
+/// in triangle tests relative to the parent's area), or None when all
+/// centroids coincide.
+fn best_split(prims: &[BuildPrim], bounds: &Aabb, centroids: &Aabb) -> Option<(usize, f32, f32)> {
+    let mut best: Option<(usize, f32, f32)> = None;
+    let parent_area = bounds.half_area().max(f32::MIN_POSITIVE);
+    for axis in 0..3 {
+        let lo = centroids.min[axis];
+        let extent = centroids.max[axis] - lo;
+        if extent <= 0.0 {
+            continue;
+        }
+        let scale = BINS as f32 / extent;
+        let mut bin_bounds = [Aabb::EMPTY; BINS];
+        let mut bin_counts = [0usize; BINS];
+        for p in prims {
+            let b = (((p.centroid[axis] - lo) * scale) as usize).min(BINS - 1);
+            bin_bounds[b] = bin_bounds[b].union(p.bounds);
+            bin_counts[b] += 1;
+        }
+        // Sweep from the right to get suffix areas and counts.
+        let mut right_area = [0.0f32; BINS];
+        let mut right_count = [0usize; BINS];
+        let mut acc = Aabb::EMPTY;
+        let mut count = 0;
+        for b in (1..BINS).rev() {
+            acc = acc.union(bin_bounds[b]);
+            count += bin_counts[b];
+            right_area[b] = acc.half_area();
+            right_count[b] = count;
+        }
+        let mut left = Aabb::EMPTY;
+        let mut left_count = 0;
+        for b in 1..BINS {
+            left = left.union(bin_bounds[b - 1]);
+            left_count += bin_counts[b - 1];
+            if left_count == 0 || right_count[b] == 0 {
+                continue;
+            }
+            let cost = TRAVERSAL_COST
+                + (left.half_area() * left_count as f32 + right_area[b] * right_count[b] as f32)
+                    / parent_area;
+            if best.is_none_or(|(_, _, c)| cost < c) {
+                best = Some((axis, lo + b as f32 / scale, cost));
+            }
+        }
+    }
+    best
+}
+
+/// Splits at the median centroid along the longest centroid axis.
+fn median_split(prims: &mut [BuildPrim], centroids: &Aabb) -> usize {
+    let d = centroids.max - centroids.min;
+    let axis = if d.x >= d.y && d.x >= d.z {
+        0
+    } else if d.y >= d.z {
+        1
+    } else {
+        2
+    };
+    let mid = prims.len() / 2;
+    prims.select_nth_unstable_by(mid, |a, b| a.centroid[axis].total_cmp(&b.centroid[axis]));
+    mid
+}
+
+/// Moves the elements satisfying `pred` to the front; returns their count.
+fn partition_in_place<T>(v: &mut [T], pred: impl Fn(&T) -> bool) -> usize {
+    let mut i = 0;
+    for j in 0..v.len() {
+        if pred(&v[j]) {
+            v.swap(i, j);
+            i += 1;
+        }
+    }
+    i
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::accel::ray::intersect_triangle;
+    use proptest::prelude::*;
+
+    #[test]
+    fn node_is_32_bytes() {
+        assert_eq!(std::mem::size_of::<Node>(), 32);
+    }
+
+    fn brute_closest(mesh: &TriangleMesh, ray: &Ray, t_max: f32) -> Option<(f32, u32)> {
+        let mut best: Option<(f32, u32)> = None;
+        for (id, t) in mesh.indices.iter().enumerate() {
+            let [a, b, c] = t.map(|v| mesh.positions[v as usize]);
+            let lim = best.map_or(t_max, |b| b.0);
+            if let Some((t, _, _)) = intersect_triangle(ray.origin, ray.dir, a, b, c, lim) {
+                best = Some((t, id as u32));
+            }
+        }
+        best
+    }
+
+    fn soup(coords: &[f32]) -> TriangleMesh {
+        let positions: Vec<Vec3> = coords
+            .chunks_exact(3)
+            .map(|c| Vec3::new(c[0], c[1], c[2]))
+            .collect();
+        let n = positions.len() / 3;
+        TriangleMesh {
+            positions,
+            normals: vec![],
+            indices: (0..n as u32)
+                .map(|t| [3 * t, 3 * t + 1, 3 * t + 2])
+                .collect(),
+        }
+    }
+
+    fn ray_strategy() -> impl Strategy<Value = Ray> {
+        (
+            prop::array::uniform3(-12.0f32..12.0),
+            prop::array::uniform3(-1.0f32..1.0),
+        )
+            .prop_filter("non-zero direction", |(_, d)| {
+                Vec3::from_array(*d).length() > 1e-3
+            })
+            .prop_map(|(o, d)| Ray::new(Vec3::from_array(o), Vec3::from_array(d).normalize()))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn bvh_matches_brute_force(
+            coords in prop::collection::vec(-10.0f32..10.0, 9..900),
+            rays in prop::collection::vec(ray_strategy(), 64),
+            t_max in prop_oneof![Just(f32::INFINITY), 1.0f32..30.0],
+        ) {
+            let coords = &coords[..coords.len() / 9 * 9];
+            let mesh = soup(coords);
+            let bvh = Bvh::build(&mesh);
+            for ray in &rays {
+                let expect = brute_closest(&mesh, ray, t_max);
+                let got = bvh.intersect(ray, t_max).map(|h| (h.t, h.triangle));
+                match (expect, got) {
+                    (None, None) => {}
+                    (Some((te, ie)), Some((tg, ig))) => {
+                        // The same t; the triangle may differ only on an exact tie.
+                        prop_assert_eq!(te, tg);
+                        if ie != ig {
+                            let [a, b, c] = mesh.indices[ig as usize].map(|v| mesh.positions[v as usize]);
+                            prop_assert!(intersect_triangle(ray.origin, ray.dir, a, b, c, f32::INFINITY).map(|h| h.0) == Some(te));
+                        }
+                    }
+                    other => prop_assert!(false, "closest mismatch: {:?}", other),
+                }
+                prop_assert_eq!(bvh.occluded(ray, t_max), expect.is_some());
+            }
+        }
+    }
+
+    #[test]
+    fn terrain_grid_matches_brute_force() {
+        use crate::terrain::{generate, DiamondSquare, Generator, TerrainGrid};
+        let heights = generate(
+            &Generator::DiamondSquare(DiamondSquare::default()),
+            40,
+            30,
+            8.0,
+            3,
+        );
+        let mesh = TerrainGrid {
+            heights,
+            size: [20.0, 15.0],
+        }
+        .to_mesh(false);
+        let bvh = Bvh::build(&mesh);
+        let mut hits = 0;
+        for k in 0..2000u64 {
+            let r = |s| crate::hash::unit_f32(k, s, 0);
+            let origin = Vec3::new(r(1) * 30.0 - 15.0, 10.0 + r(2) * 10.0, r(3) * 30.0 - 15.0);
+            let dir = Vec3::new(r(4) - 0.5, -r(5), r(6) - 0.5).normalize();
+            let ray = Ray::new(origin, dir);
+            let expect = brute_closest(&mesh, &ray, f32::INFINITY);
+            let got = bvh
+                .intersect(&ray, f32::INFINITY)
+                .map(|h| (h.t, h.triangle));
+            assert_eq!(expect.map(|e| e.0), got.map(|g| g.0), "ray {k}");
+            assert_eq!(bvh.occluded(&ray, f32::INFINITY), expect.is_some());
+            hits += expect.is_some() as usize;
+        }
+        assert!(hits > 300, "many test rays hit ({hits})");
+    }
+
+    #[test]
+    fn empty_mesh_misses() {
+        let bvh = Bvh::build(&TriangleMesh::default());
+        let ray = Ray::new(Vec3::ZERO, Vec3::X);
+        assert!(bvh.intersect(&ray, f32::INFINITY).is_none());
+        assert!(!bvh.occluded(&ray, f32::INFINITY));
+    }
+}

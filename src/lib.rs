@@ -1,0 +1,21 @@
+//! scree: an offline CPU ray tracer for terrain scenes.
+//!
+//! Data flows one way: scene file → [`scene::Scene`] → [`world::World`]
+//! (terrain mesh + BVH) → [`camera::Camera`] rays → tiles rendered in
+//! parallel ([`render`]) → [`render::Framebuffer`] → PNG ([`output`]).
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod accel;
+pub mod camera;
+pub mod error;
+pub mod hash;
+pub mod mesh;
+pub mod output;
+pub mod render;
+pub mod scene;
+pub mod shade;
+pub mod terrain;
+pub mod world;
+
+pub use error::{Error, Result};

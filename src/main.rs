@@ -1,0 +1,214 @@
+//! The `scree` command line: parses arguments, runs one command, prints
+//! errors once and turns them into exit codes (0 ok, 2 bad input or failure).
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use clap::{Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use scree::error::{Error, Result};
+use scree::scene::{self, Scene};
+use scree::world::World;
+use scree::{output, render};
+
+/// Set by Ctrl-C / SIGTERM; renders poll it between tiles.
+static CANCEL: AtomicBool = AtomicBool::new(false);
+
+#[derive(Parser)]
+#[command(
+    name = "scree",
+    version,
+    about = "An offline CPU ray tracer for terrain scenes: a JSON scene file in, a PNG out.",
+    long_about = "An offline CPU ray tracer for terrain scenes: a JSON scene file in, a PNG out.\n\n\
+        Quick start:\n  scree render scenes/rocky-valley.json -o renders/out.png\n  \
+        scree render --width 320 --spp 1 -o preview.png      (fast preview of the default scene)\n  \
+        scree check my-scene.json                            (validate without rendering)\n\n\
+        Exit codes: 0 success, 2 bad input or failure."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Render a scene to a PNG.
+    Render(RenderArgs),
+    /// Validate a scene file without rendering; prints a one-line summary.
+    Check {
+        /// Scene file (JSON).
+        scene: PathBuf,
+    },
+}
+
+#[derive(clap::Args)]
+struct RenderArgs {
+    /// Scene file (JSON). Without it, the built-in default scene
+    /// (scenes/rocky-valley.json).
+    scene: Option<PathBuf>,
+    /// Output PNG file. Default: the scene's name with .png, in the current folder.
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+    /// Image width in pixels (keeps the scene's aspect ratio unless --height is given too).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=scene::MAX_IMAGE_SIDE as i64))]
+    width: Option<u32>,
+    /// Image height in pixels (keeps the scene's aspect ratio unless --width is given too).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=scene::MAX_IMAGE_SIDE as i64))]
+    height: Option<u32>,
+    /// Samples per pixel (replaces image.samples).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=scene::MAX_SAMPLES as i64))]
+    spp: Option<u32>,
+    /// Worker threads. Default: one per core. The image is the same for any count.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    threads: Option<u32>,
+    /// Seed for terrain and sampling (replaces the scene's seed).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// No progress bar and no summary.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    // Both Ctrl-C and SIGTERM (what farm schedulers send) stop a render.
+    let _ = ctrlc::set_handler(|| CANCEL.store(true, Ordering::SeqCst));
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<ExitCode> {
+    match cli.command {
+        Command::Render(args) => render_command(args),
+        Command::Check { scene } => {
+            let s = scene::load(&scene)?;
+            let [w, h] = s.terrain.resolution;
+            println!(
+                "{}: ok ({}×{} image, {} spp, {}×{} terrain, {} projection, about {:.0} MiB)",
+                scene.display(),
+                s.image.width,
+                s.image.height,
+                s.image.samples,
+                w,
+                h,
+                s.camera.projection.name(),
+                s.memory_estimate() as f64 / (1 << 20) as f64
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// Loads the scene named on the command line, or the built-in default.
+fn load_scene(path: Option<&Path>) -> Result<(Scene, String)> {
+    match path {
+        Some(p) => Ok((scene::load(p)?, p.display().to_string())),
+        None => Ok((
+            scene::default_scene(),
+            scene::DEFAULT_SCENE_NAME.to_string(),
+        )),
+    }
+}
+
+fn render_command(args: RenderArgs) -> Result<ExitCode> {
+    let (mut scene, name) = load_scene(args.scene.as_deref())?;
+    apply_overrides(&mut scene, &args);
+    scene.check_memory(&name)?;
+    let out = args.output.clone().unwrap_or_else(|| {
+        let stem = args
+            .scene
+            .as_deref()
+            .and_then(Path::file_stem)
+            .map_or("rocky-valley".into(), |s| s.to_string_lossy().into_owned());
+        PathBuf::from(format!("{stem}.png"))
+    });
+    output::check_writable(&out)?;
+
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(args.threads.unwrap_or(0) as usize)
+        .build()
+        .map_err(|e| Error::Usage(format!("cannot start worker threads: {e}")))?;
+    let start = Instant::now();
+    let progress = if args.quiet {
+        ProgressBar::hidden()
+    } else {
+        let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
+        bar.set_style(
+            ProgressStyle::with_template("{spinner} {msg} [{bar:40}] {percent}% eta {eta}")
+                .expect("static template")
+                .progress_chars("=> "),
+        );
+        bar
+    };
+    progress.set_message("building terrain");
+    let (world, result) = pool.install(|| {
+        let world = World::build(&scene);
+        if CANCEL.load(Ordering::SeqCst) {
+            return (world, Err(Error::Interrupted));
+        }
+        progress.set_message("tracing");
+        let camera = scene.camera();
+        let result = render::render(&scene, &world, &camera, &progress, &CANCEL);
+        (world, result)
+    });
+    let (fb, stats) = result?;
+    progress.finish_and_clear();
+    let img = fb.to_srgb8(scene.image.exposure_scale, scene.image.tonemap);
+    if CANCEL.load(Ordering::SeqCst) {
+        return Err(Error::Interrupted);
+    }
+    output::write_png(&img, &out)?;
+    if !args.quiet {
+        println!(
+            "{}: {}×{}, {} spp, {:.2} s total | terrain {:.0} ms, {} triangles, BVH build {:.0} ms | {} rays ({} primary, {} shadow) in {:.2} s = {:.2} Mrays/s on {} threads",
+            out.display(),
+            fb.width,
+            fb.height,
+            scene.image.samples,
+            start.elapsed().as_secs_f64(),
+            world.generate_time.as_secs_f64() * 1e3,
+            world.triangle_count(),
+            world.bvh_time.as_secs_f64() * 1e3,
+            stats.rays(),
+            stats.primary_rays,
+            stats.shadow_rays,
+            stats.trace_time.as_secs_f64(),
+            stats.mrays_per_second(),
+            pool.current_num_threads()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Command-line values replace the scene's. A width or height alone keeps
+/// the scene's aspect ratio.
+fn apply_overrides(scene: &mut Scene, args: &RenderArgs) {
+    let img = &mut scene.image;
+    let aspect = img.width as f64 / img.height as f64;
+    match (args.width, args.height) {
+        (Some(w), Some(h)) => (img.width, img.height) = (w, h),
+        (Some(w), None) => {
+            img.width = w;
+            img.height = ((w as f64 / aspect).round() as u32).clamp(1, scene::MAX_IMAGE_SIDE);
+        }
+        (None, Some(h)) => {
+            img.height = h;
+            img.width = ((h as f64 * aspect).round() as u32).clamp(1, scene::MAX_IMAGE_SIDE);
+        }
+        (None, None) => {}
+    }
+    if let Some(spp) = args.spp {
+        img.samples = spp;
+    }
+    if let Some(seed) = args.seed {
+        scene.seed = seed;
+    }
+}

@@ -1,0 +1,38 @@
+//! Indexed triangle meshes: the common geometry of terrain and rocks.
+
+use glam::Vec3;
+
+/// Triangles over shared vertices.
+#[derive(Debug, Clone, Default)]
+pub struct TriangleMesh {
+    /// Vertex positions, world units.
+    pub positions: Vec<Vec3>,
+    /// Unit vertex normals for smooth shading; empty for flat shading.
+    pub normals: Vec<Vec3>,
+    /// Counter-clockwise (seen from outside) vertex indices per triangle.
+    pub indices: Vec<[u32; 3]>,
+}
+
+impl TriangleMesh {
+    /// Per-vertex normals: the sum of the unnormalised face normals around
+    /// each vertex (so larger faces weigh more), normalised.
+    pub fn area_weighted_normals(&self) -> Vec<Vec3> {
+        let mut sums = vec![Vec3::ZERO; self.positions.len()];
+        for t in &self.indices {
+            let [a, b, c] = t.map(|v| self.positions[v as usize]);
+            let n = (b - a).cross(c - a);
+            for v in t {
+                sums[*v as usize] += n;
+            }
+        }
+        sums.into_iter()
+            .map(|n| n.try_normalize().unwrap_or(Vec3::Y))
+            .collect()
+    }
+
+    /// The unit geometric normal of triangle `t` (Vec3::Y if degenerate).
+    pub fn face_normal(&self, t: usize) -> Vec3 {
+        let [a, b, c] = self.indices[t].map(|v| self.positions[v as usize]);
+        (b - a).cross(c - a).try_normalize().unwrap_or(Vec3::Y)
+    }
+}

@@ -1,0 +1,72 @@
+//! Writing images: encoded into a temporary file beside the target and
+//! renamed into place, so a failed or interrupted write leaves no partial file.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use image::{DynamicImage, ImageFormat};
+use tempfile::NamedTempFile;
+
+use crate::error::{Error, Result};
+
+/// The folder a file will be written into ("." for a bare file name).
+fn folder_of(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// Checks, before any work, that `path` can be written: its folder exists
+/// and accepts a new file, and it names a PNG.
+pub fn check_writable(path: &Path) -> Result<()> {
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    if ext.as_deref() != Some("png") {
+        return Err(Error::Usage(format!(
+            "{}: the output must be a .png file",
+            path.display()
+        )));
+    }
+    let dir = folder_of(path);
+    if !dir.is_dir() {
+        return Err(Error::Usage(format!(
+            "{}: the output folder {} does not exist",
+            path.display(),
+            dir.display()
+        )));
+    }
+    if path.is_dir() {
+        return Err(Error::Usage(format!(
+            "{}: is a folder, not a file",
+            path.display()
+        )));
+    }
+    NamedTempFile::new_in(&dir).map_err(|source| Error::Io {
+        path: dir.clone(),
+        source,
+    })?;
+    Ok(())
+}
+
+/// Encodes `img` as PNG and atomically puts it at `path`.
+pub fn write_png(img: &DynamicImage, path: &Path) -> Result<()> {
+    let dir = folder_of(path);
+    let io = |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut tmp = NamedTempFile::new_in(&dir).map_err(io)?;
+    let mut buf = Vec::new();
+    img.write_to(&mut std::io::Cursor::new(&mut buf), ImageFormat::Png)
+        .map_err(|source| Error::Image {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    tmp.write_all(&buf).map_err(io)?;
+    tmp.as_file().sync_all().map_err(io)?;
+    tmp.persist(path).map_err(|e| io(e.error))?;
+    Ok(())
+}

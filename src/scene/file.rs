@@ -1,0 +1,453 @@
+//! The scene file as written by users: serde structs that mirror the JSON.
+//!
+//! Every field has a default except `camera.position` and `camera.look_at`.
+//! Unknown fields are rejected. Lengths are world units, angles degrees,
+//! colours linear RGB. A minimal scene:
+//!
+//! ```json
+//! { "camera": { "position": [0, 30, -60], "look_at": [0, 5, 0] } }
+//! ```
+//!
+//! These structs are checked and converted by [`super::validate`]; nothing
+//! else in scree reads them.
+
+use serde::Deserialize;
+
+use crate::terrain::{DiamondSquare, FaultLine};
+
+/// The whole scene file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SceneFile {
+    /// Output image size, samples and tone mapping.
+    #[serde(default)]
+    pub image: ImageFile,
+    /// Seed for every random choice in the scene (terrain, pixel jitter).
+    #[serde(default)]
+    pub seed: u64,
+    /// Where the camera is, what it looks at and how it projects.
+    pub camera: CameraFile,
+    /// The terrain: extent, grid, generator and material.
+    #[serde(default)]
+    pub terrain: TerrainFile,
+    /// The sun: a directional light with hard shadows.
+    #[serde(default)]
+    pub sun: SunFile,
+    /// The sky seen by rays that miss and used as ambient light.
+    #[serde(default)]
+    pub sky: SkyFile,
+    /// Distance fog that fades into the sky colour.
+    #[serde(default)]
+    pub fog: FogFile,
+}
+
+/// `image`: the output picture.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ImageFile {
+    /// Width in pixels, 1..=16384. Default 960.
+    #[serde(default = "default_width")]
+    pub width: u32,
+    /// Height in pixels, 1..=16384. Default 540.
+    #[serde(default = "default_height")]
+    pub height: u32,
+    /// Samples per pixel (stratified jitter), 1..=4096. Default 4.
+    #[serde(default = "default_samples")]
+    pub samples: u32,
+    /// Exposure in EV stops applied before tone mapping, -20..=20. Default 0.
+    #[serde(default)]
+    pub exposure: f64,
+    /// Tone map from linear radiance to display: `aces` (filmic, default),
+    /// `reinhard` or `none` (clamp).
+    #[serde(default)]
+    pub tonemap: Tonemap,
+}
+
+fn default_width() -> u32 {
+    960
+}
+fn default_height() -> u32 {
+    540
+}
+fn default_samples() -> u32 {
+    4
+}
+
+impl Default for ImageFile {
+    fn default() -> Self {
+        ImageFile {
+            width: default_width(),
+            height: default_height(),
+            samples: default_samples(),
+            exposure: 0.0,
+            tonemap: Tonemap::default(),
+        }
+    }
+}
+
+/// Tone mapping operator.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Tonemap {
+    /// Narkowicz's fit of the ACES filmic curve.
+    #[default]
+    Aces,
+    /// x / (1 + x).
+    Reinhard,
+    /// Clamp to [0, 1].
+    None,
+}
+
+/// `camera`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CameraFile {
+    /// Eye position, world units. Required.
+    pub position: [f64; 3],
+    /// Point the camera looks at, world units. Required; differs from `position`.
+    pub look_at: [f64; 3],
+    /// World direction that is "up" in the image. Default [0, 1, 0].
+    #[serde(default = "default_up")]
+    pub up: [f64; 3],
+    /// The projection; default `{"type": "perspective", "fov": 60}`.
+    #[serde(default)]
+    pub projection: ProjectionFile,
+}
+
+fn default_up() -> [f64; 3] {
+    [0.0, 1.0, 0.0]
+}
+
+/// `camera.projection`: how image points map to ray directions.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ProjectionFile {
+    /// Pinhole ("flat"): straight lines stay straight.
+    Perspective {
+        /// Horizontal field of view, degrees, in (0, 180). Default 60.
+        #[serde(default = "default_perspective_fov")]
+        fov: f64,
+    },
+    /// Parallel rays along the view direction.
+    Orthographic {
+        /// Width of the view, world units, > 0. Default 100.
+        #[serde(default = "default_ortho_width")]
+        width: f64,
+    },
+    /// Panorama curved about the vertical axis only.
+    Cylindrical {
+        /// Horizontal field of view, degrees, in (0, 360]. Default 240.
+        #[serde(default = "default_cylindrical_fov")]
+        fov: f64,
+    },
+    /// Curved about both axes (latitude/longitude).
+    Equirectangular {
+        /// Horizontal field of view, degrees, in (0, 360]. Default 360.
+        #[serde(default = "default_equirect_fov")]
+        fov: f64,
+    },
+    /// Fisheye lens.
+    Fisheye {
+        /// Field of view across the image circle, degrees: (0, 360], at
+        /// most 180 for the `orthographic` mapping. Default 180.
+        #[serde(default = "default_fisheye_fov")]
+        fov: f64,
+        /// Radial mapping from off-axis angle to image radius.
+        #[serde(default)]
+        mapping: FisheyeMapping,
+        /// `circular` (the circle fits the image; outside is background)
+        /// or `full_frame` (the circle reaches the image corners).
+        #[serde(default)]
+        circle: FisheyeCircle,
+    },
+}
+
+fn default_perspective_fov() -> f64 {
+    60.0
+}
+fn default_ortho_width() -> f64 {
+    100.0
+}
+fn default_cylindrical_fov() -> f64 {
+    240.0
+}
+fn default_equirect_fov() -> f64 {
+    360.0
+}
+fn default_fisheye_fov() -> f64 {
+    180.0
+}
+
+impl Default for ProjectionFile {
+    fn default() -> Self {
+        ProjectionFile::Perspective {
+            fov: default_perspective_fov(),
+        }
+    }
+}
+
+/// Fisheye radial mapping.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum FisheyeMapping {
+    /// Radius proportional to the off-axis angle.
+    #[default]
+    Equidistant,
+    /// Equal-area: radius ∝ sin(α/2).
+    Equisolid,
+    /// Conformal: radius ∝ tan(α/2).
+    Stereographic,
+    /// Radius ∝ sin α (at most 180°).
+    Orthographic,
+}
+
+/// Fisheye image circle.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum FisheyeCircle {
+    /// The circle's diameter is the image's shorter side.
+    #[default]
+    Circular,
+    /// The circle's diameter is the image diagonal.
+    FullFrame,
+}
+
+/// `terrain`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TerrainFile {
+    /// Extent [x, z] in world units, centred on the origin. Default [100, 100].
+    #[serde(default = "default_terrain_size")]
+    pub size: [f64; 2],
+    /// Grid samples [columns along x, rows along z], each 2..=16385.
+    /// Default [513, 513].
+    #[serde(default = "default_resolution")]
+    pub resolution: [u32; 2],
+    /// Height of the highest sample above the lowest, world units, >= 0.
+    /// Default 20.
+    #[serde(default = "default_terrain_height")]
+    pub height: f64,
+    /// Heightmap generator. Default fault lines.
+    #[serde(default)]
+    pub generator: GeneratorFile,
+    /// Surface colour. Default height/slope bands.
+    #[serde(default)]
+    pub material: MaterialFile,
+    /// `smooth` (interpolated vertex normals, default) or `flat` faces.
+    #[serde(default)]
+    pub normals: NormalsFile,
+}
+
+fn default_terrain_size() -> [f64; 2] {
+    [100.0, 100.0]
+}
+fn default_resolution() -> [u32; 2] {
+    [513, 513]
+}
+fn default_terrain_height() -> f64 {
+    20.0
+}
+
+impl Default for TerrainFile {
+    fn default() -> Self {
+        TerrainFile {
+            size: default_terrain_size(),
+            resolution: default_resolution(),
+            height: default_terrain_height(),
+            generator: GeneratorFile::default(),
+            material: MaterialFile::default(),
+            normals: NormalsFile::default(),
+        }
+    }
+}
+
+/// Normal interpolation over the terrain mesh.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NormalsFile {
+    /// Average of adjacent face normals, interpolated across each triangle.
+    #[default]
+    Smooth,
+    /// Each triangle's own normal.
+    Flat,
+}
+
+/// `terrain.generator`: a tagged generator.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum GeneratorFile {
+    /// Random fault lines (see [`FaultLine`]).
+    FaultLine(FaultLine),
+    /// Diamond-square midpoint displacement (see [`DiamondSquare`]).
+    DiamondSquare(DiamondSquare),
+}
+
+impl Default for GeneratorFile {
+    fn default() -> Self {
+        GeneratorFile::FaultLine(FaultLine::default())
+    }
+}
+
+/// `terrain.material`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum MaterialFile {
+    /// Colour bands by height (sand, grass, rock, snow); steep faces are rock.
+    HeightSlope {
+        /// Top of the sand band, fraction of the terrain height. Default 0.06.
+        #[serde(default = "default_sand_level")]
+        sand_level: f64,
+        /// Top of the grass band, fraction of the terrain height. Default 0.5.
+        #[serde(default = "default_grass_level")]
+        grass_level: f64,
+        /// Bottom of the snow band, fraction of the terrain height. Default 0.8.
+        #[serde(default = "default_snow_level")]
+        snow_level: f64,
+        /// Faces steeper than this many degrees from horizontal are rock. Default 40.
+        #[serde(default = "default_steep_angle")]
+        steep_angle: f64,
+    },
+    /// One colour everywhere.
+    Albedo {
+        /// Linear RGB reflectance, each in [0, 1].
+        color: [f64; 3],
+    },
+}
+
+fn default_sand_level() -> f64 {
+    0.06
+}
+fn default_grass_level() -> f64 {
+    0.5
+}
+fn default_snow_level() -> f64 {
+    0.8
+}
+fn default_steep_angle() -> f64 {
+    40.0
+}
+
+impl Default for MaterialFile {
+    fn default() -> Self {
+        MaterialFile::HeightSlope {
+            sand_level: default_sand_level(),
+            grass_level: default_grass_level(),
+            snow_level: default_snow_level(),
+            steep_angle: default_steep_angle(),
+        }
+    }
+}
+
+/// `sun`: directional light.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SunFile {
+    /// Degrees above the horizon, -90..=90. Default 35.
+    #[serde(default = "default_elevation")]
+    pub elevation: f64,
+    /// Compass bearing of the sun, degrees clockwise from north (+z) toward
+    /// east (+x), any value. Default 210 (south-south-west).
+    #[serde(default = "default_azimuth")]
+    pub azimuth: f64,
+    /// Irradiance on a surface facing the sun, 0..=1000. Default 6.
+    #[serde(default = "default_intensity")]
+    pub intensity: f64,
+    /// Linear RGB tint, each 0..=1. Default [1, 0.95, 0.88].
+    #[serde(default = "default_sun_color")]
+    pub color: [f64; 3],
+}
+
+fn default_elevation() -> f64 {
+    35.0
+}
+fn default_azimuth() -> f64 {
+    210.0
+}
+fn default_intensity() -> f64 {
+    6.0
+}
+fn default_sun_color() -> [f64; 3] {
+    [1.0, 0.95, 0.88]
+}
+
+impl Default for SunFile {
+    fn default() -> Self {
+        SunFile {
+            elevation: default_elevation(),
+            azimuth: default_azimuth(),
+            intensity: default_intensity(),
+            color: default_sun_color(),
+        }
+    }
+}
+
+/// `sky`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum SkyFile {
+    /// Blend from `horizon` to `zenith` with the view direction's height;
+    /// `ground` below the horizon.
+    Gradient {
+        /// Linear RGB straight up. Default [0.16, 0.32, 0.72].
+        #[serde(default = "default_zenith")]
+        zenith: [f64; 3],
+        /// Linear RGB at the horizon. Default [0.62, 0.74, 0.9].
+        #[serde(default = "default_horizon")]
+        horizon: [f64; 3],
+        /// Linear RGB below the horizon. Default [0.3, 0.28, 0.25].
+        #[serde(default = "default_ground")]
+        ground: [f64; 3],
+        /// Strength of the sky as ambient light on surfaces, 0..=100. Default 0.6.
+        #[serde(default = "default_ambient")]
+        ambient: f64,
+    },
+}
+
+fn default_zenith() -> [f64; 3] {
+    [0.16, 0.32, 0.72]
+}
+fn default_horizon() -> [f64; 3] {
+    [0.62, 0.74, 0.9]
+}
+fn default_ground() -> [f64; 3] {
+    [0.3, 0.28, 0.25]
+}
+fn default_ambient() -> f64 {
+    0.6
+}
+
+impl Default for SkyFile {
+    fn default() -> Self {
+        SkyFile::Gradient {
+            zenith: default_zenith(),
+            horizon: default_horizon(),
+            ground: default_ground(),
+            ambient: default_ambient(),
+        }
+    }
+}
+
+/// `fog`: exponential distance fog toward the sky colour.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FogFile {
+    /// Extinction per world unit, 0..=10; 0 turns fog off. Default 0.004.
+    #[serde(default = "default_fog_density")]
+    pub density: f64,
+    /// Linear RGB fog colour; default: the sky colour in the view direction.
+    #[serde(default)]
+    pub color: Option<[f64; 3]>,
+}
+
+fn default_fog_density() -> f64 {
+    0.004
+}
+
+impl Default for FogFile {
+    fn default() -> Self {
+        FogFile {
+            density: default_fog_density(),
+            color: None,
+        }
+    }
+}

@@ -1,0 +1,174 @@
+//! Scenes: the JSON file ([`file`]), its validation into a checked
+//! [`Scene`] ([`validate`]), and error locations ([`locate`]).
+
+pub mod file;
+pub mod locate;
+pub mod validate;
+
+use std::path::{Path, PathBuf};
+
+use glam::Vec3;
+
+pub use file::{FisheyeCircle, FisheyeMapping, SceneFile, Tonemap};
+
+use crate::camera::{Camera, Projection};
+use crate::error::{Error, Result};
+use crate::shade::{Fog, Material, Sky, Sun};
+use crate::terrain::Generator;
+
+/// The built-in default scene (`scenes/rocky-valley.json`).
+pub const DEFAULT_SCENE: &str = include_str!("../../scenes/rocky-valley.json");
+/// Name shown in messages for the built-in default scene.
+pub const DEFAULT_SCENE_NAME: &str = "scenes/rocky-valley.json (built in)";
+
+/// Largest image side, pixels.
+pub const MAX_IMAGE_SIDE: u32 = 16384;
+/// Most samples per pixel.
+pub const MAX_SAMPLES: u32 = 4096;
+/// Largest terrain grid side, samples.
+pub const MAX_TERRAIN_SIDE: u32 = 16385;
+/// Memory a scene may need, bytes (estimated before anything is allocated).
+pub const MEMORY_LIMIT: u64 = 16 << 30;
+/// Estimated peak bytes per terrain triangle: mesh, BVH build records,
+/// nodes and reordered triangles.
+pub const BYTES_PER_TRIANGLE: u64 = 160;
+/// Bytes per image pixel: the linear framebuffer plus the encoded image.
+pub const BYTES_PER_PIXEL: u64 = 24;
+
+/// A checked scene: every value in range, angles in radians, paths resolved.
+#[derive(Debug, Clone)]
+pub struct Scene {
+    /// Output picture settings.
+    pub image: ImageSettings,
+    /// Seed of every random choice.
+    pub seed: u64,
+    /// Camera placement and projection.
+    pub camera: CameraSettings,
+    /// Terrain description.
+    pub terrain: TerrainSettings,
+    /// The sun.
+    pub sun: Sun,
+    /// The sky.
+    pub sky: Sky,
+    /// Fog.
+    pub fog: Fog,
+}
+
+/// Checked `image` settings.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ImageSettings {
+    /// Pixels, 1..=MAX_IMAGE_SIDE.
+    pub width: u32,
+    /// Pixels, 1..=MAX_IMAGE_SIDE.
+    pub height: u32,
+    /// Samples per pixel, 1..=MAX_SAMPLES.
+    pub samples: u32,
+    /// Linear multiplier 2^EV.
+    pub exposure_scale: f32,
+    /// Tone curve.
+    pub tonemap: Tonemap,
+}
+
+/// Checked camera placement.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CameraSettings {
+    /// Eye, world units.
+    pub position: Vec3,
+    /// Target, world units (differs from `position`).
+    pub look_at: Vec3,
+    /// Up hint (not parallel to the view direction).
+    pub up: Vec3,
+    /// Projection, radians.
+    pub projection: Projection,
+}
+
+/// Checked terrain description.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TerrainSettings {
+    /// Extent [x, z], world units.
+    pub size: [f32; 2],
+    /// Grid [columns, rows].
+    pub resolution: [usize; 2],
+    /// Highest minus lowest sample, world units.
+    pub height: f64,
+    /// Heightmap generator.
+    pub generator: Generator,
+    /// Surface material, levels in world units.
+    pub material: Material,
+    /// Interpolated vertex normals (true) or flat faces.
+    pub smooth: bool,
+}
+
+impl Scene {
+    /// The camera for this scene's image size.
+    pub fn camera(&self) -> Camera {
+        let c = &self.camera;
+        Camera::new(
+            c.position,
+            c.look_at,
+            c.up,
+            c.projection,
+            self.image.width,
+            self.image.height,
+        )
+    }
+
+    /// Estimated peak memory of a render, bytes.
+    pub fn memory_estimate(&self) -> u64 {
+        let [w, h] = self.terrain.resolution;
+        let tris = 2 * (w as u64 - 1) * (h as u64 - 1);
+        tris * BYTES_PER_TRIANGLE
+            + self.image.width as u64 * self.image.height as u64 * BYTES_PER_PIXEL
+    }
+
+    /// Refuses scenes whose estimated memory exceeds [`MEMORY_LIMIT`].
+    pub fn check_memory(&self, file: &str) -> Result<()> {
+        let need = self.memory_estimate();
+        if need > MEMORY_LIMIT {
+            let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+            return Err(Error::Scene {
+                file: file.to_string(),
+                path: String::new(),
+                line: None,
+                message: format!(
+                    "this scene needs about {:.1} GiB ({}×{} terrain, {}×{} image), over the {:.0} GiB limit; lower terrain.resolution or the image size",
+                    gib(need),
+                    self.terrain.resolution[0],
+                    self.terrain.resolution[1],
+                    self.image.width,
+                    self.image.height,
+                    gib(MEMORY_LIMIT)
+                ),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Parses and validates scene text; `file` names it in errors and `dir` is
+/// where relative paths resolve.
+pub fn parse(src: &str, file: &str, dir: &Path) -> Result<Scene> {
+    let raw = validate::deserialize(src, file)?;
+    let scene = validate::validate(&raw, dir).map_err(|e| e.into_error(src, file))?;
+    scene.check_memory(file)?;
+    Ok(scene)
+}
+
+/// Reads, parses and validates a scene file.
+pub fn load(path: &Path) -> Result<Scene> {
+    let src = std::fs::read_to_string(path).map_err(|source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let dir = path
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."));
+    parse(&src, &path.display().to_string(), &dir)
+}
+
+/// The built-in default scene, validated.
+pub fn default_scene() -> Scene {
+    parse(DEFAULT_SCENE, DEFAULT_SCENE_NAME, Path::new("scenes"))
+        .expect("the built-in scene is valid")
+}

@@ -1,0 +1,409 @@
+//! From the raw [`SceneFile`] to a checked [`Scene`]: every number in range,
+//! degrees to radians, colours and vectors to glam types. After this step
+//! nothing in scree reports a user-input error about the scene.
+
+use std::path::Path;
+
+use glam::Vec3;
+
+use super::file::*;
+use super::locate::{locate, parse_path};
+use super::{
+    CameraSettings, ImageSettings, Scene, TerrainSettings, MAX_IMAGE_SIDE, MAX_SAMPLES,
+    MAX_TERRAIN_SIDE,
+};
+use crate::camera::Projection;
+use crate::error::Error;
+use crate::shade::{Fog, Material, Sky, Sun};
+use crate::terrain::{DiamondSquare, FaultLine, Generator};
+
+/// A value that failed validation: where and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Invalid {
+    /// JSON path, e.g. `terrain.resolution[0]`.
+    pub path: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl Invalid {
+    fn new(path: impl Into<String>, message: impl Into<String>) -> Invalid {
+        Invalid {
+            path: path.into(),
+            message: message.into(),
+        }
+    }
+
+    /// The error with the line found in `src`.
+    pub fn into_error(self, src: &str, file: &str) -> Error {
+        Error::Scene {
+            file: file.to_string(),
+            line: locate(src, &parse_path(&self.path)),
+            path: self.path,
+            message: self.message,
+        }
+    }
+}
+
+type Check<T> = std::result::Result<T, Invalid>;
+
+/// Parses JSON into the raw structs, turning serde's errors into one clear
+/// sentence with the JSON path, the line and a "did you mean" for typos.
+pub fn deserialize(src: &str, file: &str) -> Result<SceneFile, Error> {
+    let de = &mut serde_json::Deserializer::from_str(src);
+    let result: Result<SceneFile, _> = serde_path_to_error::deserialize(de);
+    let err = match result {
+        Ok(raw) => {
+            return Ok(raw);
+        }
+        Err(e) => e,
+    };
+    let mut path = err.path().to_string();
+    if path == "." {
+        path.clear();
+    }
+    let inner = err.inner();
+    let full = inner.to_string();
+    let message = full
+        .rfind(" at line ")
+        .map_or(full.as_str(), |i| &full[..i])
+        .to_string();
+    let mut line = (inner.line() > 0).then(|| (inner.line(), inner.column()));
+    let message = match inner.classify() {
+        serde_json::error::Category::Syntax | serde_json::error::Category::Eof => {
+            format!("malformed JSON: {message}")
+        }
+        serde_json::error::Category::Io => message,
+        serde_json::error::Category::Data => {
+            if let Some((field, hint)) = unknown_name_hint(&message) {
+                if let Some(field) = field {
+                    // Point at the unknown field itself.
+                    path = if path.is_empty() {
+                        field
+                    } else {
+                        format!("{path}.{field}")
+                    };
+                    line = locate(src, &parse_path(&path)).or(line);
+                }
+                format!("{message}{hint}")
+            } else {
+                message
+            }
+        }
+    };
+    Err(Error::Scene {
+        file: file.to_string(),
+        path,
+        line,
+        message,
+    })
+}
+
+/// For serde's "unknown field `x`, expected one of `a`, `b`" (or "unknown
+/// variant `x`, ..."): the unknown field's name (None for a variant, which
+/// is a value rather than a key) and a "did you mean" suffix when one of the
+/// expected names is close.
+fn unknown_name_hint(message: &str) -> Option<(Option<String>, String)> {
+    let is_field = message.starts_with("unknown field `");
+    if !is_field && !message.starts_with("unknown variant `") {
+        return None;
+    }
+    let name = message.split('`').nth(1)?.to_string();
+    let expected: Vec<&str> = message
+        .split_once("expected")
+        .map(|(_, rest)| rest.split('`').skip(1).step_by(2).collect())
+        .unwrap_or_default();
+    let closest = expected
+        .iter()
+        .map(|e| (strsim::levenshtein(&name, e), *e))
+        .filter(|(d, e)| *d <= 2.max(e.len() / 3))
+        .min();
+    let hint = closest.map_or(String::new(), |(_, e)| format!(" (did you mean `{e}`?)"));
+    Some((is_field.then_some(name), hint))
+}
+
+fn finite(path: &str, v: f64) -> Check<f64> {
+    if v.is_finite() {
+        Ok(v)
+    } else {
+        Err(Invalid::new(
+            path,
+            format!("must be a finite number, got {v}"),
+        ))
+    }
+}
+
+/// `v` in [lo, hi].
+fn within(path: &str, v: f64, lo: f64, hi: f64) -> Check<f64> {
+    finite(path, v)?;
+    if v < lo || v > hi {
+        return Err(Invalid::new(
+            path,
+            format!("must be between {lo} and {hi}, got {v}"),
+        ));
+    }
+    Ok(v)
+}
+
+/// `v` in (lo, hi].
+fn above(path: &str, v: f64, lo: f64, hi: f64) -> Check<f64> {
+    finite(path, v)?;
+    if v <= lo || v > hi {
+        return Err(Invalid::new(
+            path,
+            format!("must be greater than {lo} and at most {hi}, got {v}"),
+        ));
+    }
+    Ok(v)
+}
+
+fn count(path: &str, v: u32, lo: u32, hi: u32) -> Check<u32> {
+    if v < lo || v > hi {
+        return Err(Invalid::new(
+            path,
+            format!("must be between {lo} and {hi}, got {v}"),
+        ));
+    }
+    Ok(v)
+}
+
+fn vec3(path: &str, v: [f64; 3]) -> Check<Vec3> {
+    for (k, c) in v.iter().enumerate() {
+        finite(&format!("{path}[{k}]"), *c)?;
+        if c.abs() > 1e7 {
+            return Err(Invalid::new(
+                format!("{path}[{k}]"),
+                format!("must be within ±1e7, got {c}"),
+            ));
+        }
+    }
+    Ok(Vec3::new(v[0] as f32, v[1] as f32, v[2] as f32))
+}
+
+fn color(path: &str, v: [f64; 3], max: f64) -> Check<Vec3> {
+    for (k, c) in v.iter().enumerate() {
+        within(&format!("{path}[{k}]"), *c, 0.0, max)?;
+    }
+    Ok(Vec3::new(v[0] as f32, v[1] as f32, v[2] as f32))
+}
+
+/// Checks every value of `raw`; relative paths resolve against `_dir`.
+pub fn validate(raw: &SceneFile, _dir: &Path) -> Check<Scene> {
+    let image = validate_image(&raw.image)?;
+    let camera = validate_camera(&raw.camera)?;
+    let terrain = validate_terrain(&raw.terrain)?;
+    let sun = validate_sun(&raw.sun)?;
+    let sky = validate_sky(&raw.sky)?;
+    let fog = Fog {
+        density: within("fog.density", raw.fog.density, 0.0, 10.0)? as f32,
+        color: raw
+            .fog
+            .color
+            .map(|c| color("fog.color", c, 100.0))
+            .transpose()?,
+    };
+    Ok(Scene {
+        image,
+        seed: raw.seed,
+        camera,
+        terrain,
+        sun,
+        sky,
+        fog,
+    })
+}
+
+fn validate_image(f: &ImageFile) -> Check<ImageSettings> {
+    Ok(ImageSettings {
+        width: count("image.width", f.width, 1, MAX_IMAGE_SIDE)?,
+        height: count("image.height", f.height, 1, MAX_IMAGE_SIDE)?,
+        samples: count("image.samples", f.samples, 1, MAX_SAMPLES)?,
+        exposure_scale: within("image.exposure", f.exposure, -20.0, 20.0)?.exp2() as f32,
+        tonemap: f.tonemap,
+    })
+}
+
+fn validate_camera(f: &CameraFile) -> Check<CameraSettings> {
+    let position = vec3("camera.position", f.position)?;
+    let look_at = vec3("camera.look_at", f.look_at)?;
+    let up = vec3("camera.up", f.up)?;
+    let view = look_at - position;
+    if view.length() < 1e-6 {
+        return Err(Invalid::new(
+            "camera.look_at",
+            "must differ from camera.position",
+        ));
+    }
+    if up.length() < 1e-6 || up.normalize().cross(view.normalize()).length() < 1e-4 {
+        return Err(Invalid::new(
+            "camera.up",
+            "must be a non-zero direction that is not parallel to the view direction (look_at − position)",
+        ));
+    }
+    Ok(CameraSettings {
+        position,
+        look_at,
+        up,
+        projection: validate_projection("camera.projection", &f.projection)?,
+    })
+}
+
+/// Checks a projection's parameters against its limits.
+pub fn validate_projection(path: &str, p: &ProjectionFile) -> Check<Projection> {
+    let fov_path = format!("{path}.fov");
+    let rad = |v: f64| v.to_radians() as f32;
+    Ok(match *p {
+        ProjectionFile::Perspective { fov } => {
+            finite(&fov_path, fov)?;
+            if fov <= 0.0 || fov >= 180.0 {
+                return Err(Invalid::new(
+                    fov_path,
+                    format!("must be greater than 0 and less than 180 for perspective, got {fov}"),
+                ));
+            }
+            Projection::Perspective { fov: rad(fov) }
+        }
+        ProjectionFile::Orthographic { width } => Projection::Orthographic {
+            width: above(&format!("{path}.width"), width, 0.0, 1e7)? as f32,
+        },
+        ProjectionFile::Cylindrical { fov } => Projection::Cylindrical {
+            fov: rad(above(&fov_path, fov, 0.0, 360.0)?),
+        },
+        ProjectionFile::Equirectangular { fov } => Projection::Equirectangular {
+            fov: rad(above(&fov_path, fov, 0.0, 360.0)?),
+        },
+        ProjectionFile::Fisheye {
+            fov,
+            mapping,
+            circle,
+        } => {
+            let max = match mapping {
+                FisheyeMapping::Orthographic => 180.0,
+                _ => 360.0,
+            };
+            above(&fov_path, fov, 0.0, max)?;
+            if mapping == FisheyeMapping::Stereographic && fov >= 360.0 {
+                return Err(Invalid::new(
+                    fov_path,
+                    format!("must be less than 360 for the stereographic mapping, got {fov}"),
+                ));
+            }
+            Projection::Fisheye {
+                fov: rad(fov),
+                mapping,
+                circle,
+            }
+        }
+    })
+}
+
+fn validate_terrain(f: &TerrainFile) -> Check<TerrainSettings> {
+    let size = [
+        above("terrain.size[0]", f.size[0], 0.0, 1e7)? as f32,
+        above("terrain.size[1]", f.size[1], 0.0, 1e7)? as f32,
+    ];
+    let resolution = [
+        count(
+            "terrain.resolution[0]",
+            f.resolution[0],
+            2,
+            MAX_TERRAIN_SIDE,
+        )? as usize,
+        count(
+            "terrain.resolution[1]",
+            f.resolution[1],
+            2,
+            MAX_TERRAIN_SIDE,
+        )? as usize,
+    ];
+    let height = within("terrain.height", f.height, 0.0, 1e6)?;
+    let generator = match &f.generator {
+        GeneratorFile::FaultLine(p) => Generator::FaultLine(validate_fault_line(p)?),
+        GeneratorFile::DiamondSquare(p) => Generator::DiamondSquare(validate_diamond_square(p)?),
+    };
+    let material = match f.material {
+        MaterialFile::HeightSlope {
+            sand_level,
+            grass_level,
+            snow_level,
+            steep_angle,
+        } => {
+            let p = "terrain.material";
+            let sand = within(&format!("{p}.sand_level"), sand_level, 0.0, 1.0)?;
+            let grass = within(&format!("{p}.grass_level"), grass_level, sand, 1.0)?;
+            let snow = within(&format!("{p}.snow_level"), snow_level, grass, 1.0)?;
+            let steep = within(&format!("{p}.steep_angle"), steep_angle, 0.0, 90.0)?;
+            Material::HeightSlope {
+                sand_top: (sand * height) as f32,
+                grass_top: (grass * height) as f32,
+                snow_bottom: (snow * height) as f32,
+                steep_cos: steep.to_radians().cos() as f32,
+                blend: (0.02 * height) as f32,
+            }
+        }
+        MaterialFile::Albedo { color: c } => {
+            Material::Albedo(color("terrain.material.color", c, 1.0)?)
+        }
+    };
+    Ok(TerrainSettings {
+        size,
+        resolution,
+        height,
+        generator,
+        material,
+        smooth: f.normals == NormalsFile::Smooth,
+    })
+}
+
+fn validate_fault_line(p: &FaultLine) -> Check<FaultLine> {
+    let g = "terrain.generator";
+    count(&format!("{g}.iterations"), p.iterations, 1, 100_000)?;
+    let d0 = above(&format!("{g}.displacement"), p.displacement, 0.0, 1e6)?;
+    within(
+        &format!("{g}.min_displacement"),
+        p.min_displacement,
+        0.0,
+        d0,
+    )?;
+    count(&format!("{g}.smoothing"), p.smoothing, 0, 64)?;
+    Ok(p.clone())
+}
+
+fn validate_diamond_square(p: &DiamondSquare) -> Check<DiamondSquare> {
+    let g = "terrain.generator";
+    within(&format!("{g}.roughness"), p.roughness, 0.0, 4.0)?;
+    let range = above(&format!("{g}.range"), p.range, 0.0, 1e6)?;
+    within(&format!("{g}.min_offset"), p.min_offset, 0.0, range)?;
+    if let Some(c) = p.corners {
+        for (k, v) in c.iter().enumerate() {
+            within(&format!("{g}.corners[{k}]"), *v, -1e6, 1e6)?;
+        }
+    }
+    Ok(p.clone())
+}
+
+fn validate_sun(f: &SunFile) -> Check<Sun> {
+    let elevation = within("sun.elevation", f.elevation, -90.0, 90.0)?.to_radians() as f32;
+    let azimuth = finite("sun.azimuth", f.azimuth)?.to_radians() as f32;
+    let intensity = within("sun.intensity", f.intensity, 0.0, 1000.0)? as f32;
+    Ok(Sun {
+        direction: Sun::direction_from(elevation, azimuth),
+        radiance: color("sun.color", f.color, 1.0)? * intensity,
+    })
+}
+
+fn validate_sky(f: &SkyFile) -> Check<Sky> {
+    Ok(match *f {
+        SkyFile::Gradient {
+            zenith,
+            horizon,
+            ground,
+            ambient,
+        } => Sky::Gradient {
+            zenith: color("sky.zenith", zenith, 100.0)?,
+            horizon: color("sky.horizon", horizon, 100.0)?,
+            ground: color("sky.ground", ground, 100.0)?,
+            ambient: within("sky.ambient", ambient, 0.0, 100.0)? as f32,
+        },
+    })
+}

@@ -1,0 +1,87 @@
+//! Surface reflectance.
+
+use glam::Vec3;
+
+/// Band colours (linear RGB) of the height/slope material.
+pub const SAND: Vec3 = Vec3::new(0.45, 0.38, 0.25);
+/// Grass band.
+pub const GRASS: Vec3 = Vec3::new(0.10, 0.17, 0.05);
+/// Rock band and steep faces.
+pub const ROCK: Vec3 = Vec3::new(0.19, 0.16, 0.13);
+/// Snow band.
+pub const SNOW: Vec3 = Vec3::new(0.82, 0.84, 0.88);
+
+/// How a surface's albedo is chosen.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Material {
+    /// Bands by height (world y) and slope; heights are world units.
+    HeightSlope {
+        /// Top of the sand band.
+        sand_top: f32,
+        /// Top of the grass band.
+        grass_top: f32,
+        /// Bottom of the snow band.
+        snow_bottom: f32,
+        /// Faces whose normal's y is below this are rock.
+        steep_cos: f32,
+        /// Width of the blend between bands, world units.
+        blend: f32,
+    },
+    /// One albedo.
+    Albedo(Vec3),
+}
+
+impl Material {
+    /// Albedo at world point `p` with unit normal `n`.
+    #[inline]
+    pub fn albedo(&self, p: Vec3, n: Vec3) -> Vec3 {
+        match *self {
+            Material::Albedo(c) => c,
+            Material::HeightSlope {
+                sand_top,
+                grass_top,
+                snow_bottom,
+                steep_cos,
+                blend,
+            } => {
+                let y = p.y;
+                let step = |edge: f32| smoothstep(edge - blend, edge + blend, y);
+                let mut c = SAND.lerp(GRASS, step(sand_top));
+                c = c.lerp(ROCK, step(grass_top));
+                c = c.lerp(SNOW, step(snow_bottom));
+                // Steep faces are rock; snow does not hold on them either.
+                let steep = 1.0 - smoothstep(steep_cos - 0.05, steep_cos + 0.05, n.y);
+                c.lerp(ROCK, steep)
+            }
+        }
+    }
+}
+
+#[inline]
+fn smoothstep(e0: f32, e1: f32, x: f32) -> f32 {
+    let t = ((x - e0) / (e1 - e0)).clamp(0.0, 1.0);
+    t * t * (3.0 - 2.0 * t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bands_by_height_and_slope() {
+        let m = Material::HeightSlope {
+            sand_top: 1.0,
+            grass_top: 10.0,
+            snow_bottom: 16.0,
+            steep_cos: 40f32.to_radians().cos(),
+            blend: 0.5,
+        };
+        let flat = Vec3::Y;
+        assert_eq!(m.albedo(Vec3::new(0.0, 0.0, 0.0), flat), SAND);
+        assert_eq!(m.albedo(Vec3::new(0.0, 5.0, 0.0), flat), GRASS);
+        assert_eq!(m.albedo(Vec3::new(0.0, 13.0, 0.0), flat), ROCK);
+        assert_eq!(m.albedo(Vec3::new(0.0, 19.0, 0.0), flat), SNOW);
+        let cliff = Vec3::new(1.0, 0.2, 0.0).normalize();
+        assert_eq!(m.albedo(Vec3::new(0.0, 5.0, 0.0), cliff), ROCK);
+    }
+}

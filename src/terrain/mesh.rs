@@ -1,0 +1,172 @@
+//! The heightmap placed in the world: grid geometry, exact height queries
+//! and the triangle mesh that is rendered.
+//!
+//! Sample (row i, column j) sits at x = (j/(W−1) − ½)·size_x,
+//! z = (i/(H−1) − ½)·size_z. Each cell is split along the diagonal from
+//! (i, j+1) to (i+1, j) into triangles (i,j)(i+1,j)(i,j+1) and
+//! (i,j+1)(i+1,j)(i+1,j+1), both facing +y.
+
+use glam::Vec3;
+
+use super::Heightmap;
+use crate::mesh::TriangleMesh;
+
+/// A heightmap with a world extent.
+#[derive(Debug, Clone)]
+pub struct TerrainGrid {
+    /// The heights, world units.
+    pub heights: Heightmap,
+    /// Extent along x and z, world units.
+    pub size: [f32; 2],
+}
+
+impl TerrainGrid {
+    /// World position of sample (row `i`, column `j`).
+    #[inline]
+    pub fn position(&self, i: usize, j: usize) -> Vec3 {
+        let (w, h) = (self.heights.width, self.heights.height);
+        Vec3::new(
+            (j as f32 / (w - 1) as f32 - 0.5) * self.size[0],
+            self.heights.at(i, j),
+            (i as f32 / (h - 1) as f32 - 0.5) * self.size[1],
+        )
+    }
+
+    /// Height of the rendered triangles at world (x, z); positions outside
+    /// the grid are clamped to its edge.
+    pub fn height_at(&self, x: f32, z: f32) -> f32 {
+        let (w, h) = (self.heights.width, self.heights.height);
+        let fx = ((x / self.size[0] + 0.5) * (w - 1) as f32).clamp(0.0, (w - 1) as f32);
+        let fz = ((z / self.size[1] + 0.5) * (h - 1) as f32).clamp(0.0, (h - 1) as f32);
+        let j = (fx.floor() as usize).min(w - 2);
+        let i = (fz.floor() as usize).min(h - 2);
+        let (u, v) = (fx - j as f32, fz - i as f32);
+        let h00 = self.heights.at(i, j);
+        let h01 = self.heights.at(i, j + 1);
+        let h10 = self.heights.at(i + 1, j);
+        let h11 = self.heights.at(i + 1, j + 1);
+        if u + v <= 1.0 {
+            h00 + u * (h01 - h00) + v * (h10 - h00)
+        } else {
+            h11 + (1.0 - u) * (h10 - h11) + (1.0 - v) * (h01 - h11)
+        }
+    }
+
+    /// Number of triangles in the mesh: two per cell.
+    pub fn triangle_count(&self) -> usize {
+        2 * (self.heights.width - 1) * (self.heights.height - 1)
+    }
+
+    /// The triangle mesh, with smooth vertex normals (area-weighted mean of
+    /// the adjacent faces) or none when `smooth` is false (flat shading).
+    pub fn to_mesh(&self, smooth: bool) -> TriangleMesh {
+        let (w, h) = (self.heights.width, self.heights.height);
+        let mut positions = Vec::with_capacity(w * h);
+        for i in 0..h {
+            for j in 0..w {
+                positions.push(self.position(i, j));
+            }
+        }
+        let mut indices = Vec::with_capacity(self.triangle_count());
+        for i in 0..h - 1 {
+            for j in 0..w - 1 {
+                let v = |i: usize, j: usize| (i * w + j) as u32;
+                indices.push([v(i, j), v(i + 1, j), v(i, j + 1)]);
+                indices.push([v(i, j + 1), v(i + 1, j), v(i + 1, j + 1)]);
+            }
+        }
+        let mut mesh = TriangleMesh {
+            positions,
+            normals: Vec::new(),
+            indices,
+        };
+        if smooth {
+            mesh.normals = mesh.area_weighted_normals();
+        }
+        mesh
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn grid() -> TerrainGrid {
+        // 3 × 3 samples over 2 × 2 world units: cells are 1 × 1.
+        TerrainGrid {
+            heights: Heightmap {
+                width: 3,
+                height: 3,
+                data: vec![0.0, 1.0, 2.0, 3.0, 5.0, 4.0, 1.0, 0.0, 8.0],
+            },
+            size: [2.0, 2.0],
+        }
+    }
+
+    #[test]
+    fn height_at_samples_is_exact() {
+        let g = grid();
+        for i in 0..3 {
+            for j in 0..3 {
+                let p = g.position(i, j);
+                assert_eq!(g.height_at(p.x, p.z), g.heights.at(i, j), "({i},{j})");
+            }
+        }
+    }
+
+    #[test]
+    fn height_at_follows_the_fixed_diagonal() {
+        let g = grid();
+        // Cell (0,0): h00 = 0, h01 = 1, h10 = 3, h11 = 5. Its centre lies on
+        // the diagonal (i, j+1)–(i+1, j): (h01 + h10)/2 = 2, not the
+        // bilinear 2.25.
+        assert_eq!(g.height_at(-0.5, -0.5), 2.0);
+        // Lower triangle at u = 0.25, v = 0.25: 0 + 0.25·1 + 0.25·3 = 1.
+        assert_eq!(g.height_at(-0.75, -0.75), 1.0);
+        // Upper triangle at u = 0.75, v = 0.75:
+        // 5 + 0.25·(3 − 5) + 0.25·(1 − 5) = 3.5.
+        assert_eq!(g.height_at(-0.25, -0.25), 3.5);
+    }
+
+    #[test]
+    fn height_at_agrees_with_a_ray_down_onto_the_mesh() {
+        let g = grid();
+        let mesh = g.to_mesh(false);
+        for k in 0..50 {
+            let x = -0.95 + 1.9 * ((k * 37) % 50) as f32 / 50.0;
+            let z = -0.95 + 1.9 * ((k * 11) % 50) as f32 / 50.0;
+            let origin = Vec3::new(x, 100.0, z);
+            let hit = mesh
+                .indices
+                .iter()
+                .filter_map(|t| {
+                    crate::accel::ray::intersect_triangle(
+                        origin,
+                        Vec3::NEG_Y,
+                        mesh.positions[t[0] as usize],
+                        mesh.positions[t[1] as usize],
+                        mesh.positions[t[2] as usize],
+                        f32::INFINITY,
+                    )
+                })
+                .map(|h| h.0)
+                .fold(f32::INFINITY, f32::min);
+            assert!(
+                (100.0 - hit - g.height_at(x, z)).abs() < 1e-4,
+                "at ({x}, {z})"
+            );
+        }
+    }
+
+    #[test]
+    fn mesh_counts_and_orientation() {
+        let mesh = grid().to_mesh(true);
+        assert_eq!(mesh.positions.len(), 9);
+        assert_eq!(mesh.indices.len(), 8);
+        assert_eq!(mesh.normals.len(), 9);
+        for t in &mesh.indices {
+            let [a, b, c] = t.map(|v| mesh.positions[v as usize]);
+            assert!((b - a).cross(c - a).y > 0.0, "triangle faces up");
+        }
+    }
+}
