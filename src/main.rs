@@ -121,7 +121,7 @@ fn load_scene(path: Option<&Path>) -> Result<(Scene, String)> {
 fn render_command(args: RenderArgs) -> Result<ExitCode> {
     let (mut scene, name) = load_scene(args.scene.as_deref())?;
     apply_overrides(&mut scene, &args);
-    scene.check_memory(&name)?;
+    scene.check_memory(&name, None)?;
     let out = args.output.clone().unwrap_or_else(|| {
         let stem = args
             .scene

@@ -67,6 +67,12 @@ pub fn write_png(img: &DynamicImage, path: &Path) -> Result<()> {
         })?;
     tmp.write_all(&buf).map_err(io)?;
     tmp.as_file().sync_all().map_err(io)?;
+    // Temporary files are private (0600); a rendered image is not.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o644)).map_err(io)?;
+    }
     tmp.persist(path).map_err(|e| io(e.error))?;
     Ok(())
 }

@@ -121,15 +121,17 @@ impl Scene {
             + self.image.width as u64 * self.image.height as u64 * BYTES_PER_PIXEL
     }
 
-    /// Refuses scenes whose estimated memory exceeds [`MEMORY_LIMIT`].
-    pub fn check_memory(&self, file: &str) -> Result<()> {
+    /// Refuses scenes whose estimated memory exceeds [`MEMORY_LIMIT`]; the
+    /// error points at `terrain.resolution` in `src` when the text is known.
+    pub fn check_memory(&self, file: &str, src: Option<&str>) -> Result<()> {
         let need = self.memory_estimate();
         if need > MEMORY_LIMIT {
             let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+            let path = "terrain.resolution";
             return Err(Error::Scene {
                 file: file.to_string(),
-                path: String::new(),
-                line: None,
+                path: path.to_string(),
+                line: src.and_then(|s| locate::locate(s, &locate::parse_path(path))),
                 message: format!(
                     "this scene needs about {:.1} GiB ({}×{} terrain, {}×{} image), over the {:.0} GiB limit; lower terrain.resolution or the image size",
                     gib(need),
@@ -150,7 +152,7 @@ impl Scene {
 pub fn parse(src: &str, file: &str, dir: &Path) -> Result<Scene> {
     let raw = validate::deserialize(src, file)?;
     let scene = validate::validate(&raw, dir).map_err(|e| e.into_error(src, file))?;
-    scene.check_memory(file)?;
+    scene.check_memory(file, Some(src))?;
     Ok(scene)
 }
 

@@ -77,9 +77,12 @@ pub fn deserialize(src: &str, file: &str) -> Result<SceneFile, Error> {
         serde_json::error::Category::Data => {
             if let Some((field, hint)) = unknown_name_hint(&message) {
                 if let Some(field) = field {
-                    // Point at the unknown field itself.
+                    // Point at the unknown field itself (serde_path_to_error
+                    // already does, except inside tagged enums).
                     path = if path.is_empty() {
                         field
+                    } else if path.ends_with(&field) {
+                        path
                     } else {
                         format!("{path}.{field}")
                     };

@@ -1,0 +1,5 @@
+//! All integration tests, in one binary: they run the real `scree` executable.
+
+mod bad_input;
+mod cli;
+mod support;
