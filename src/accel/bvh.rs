@@ -91,17 +91,12 @@ impl Bvh {
                 }
             })
             .collect();
-        let mut nodes = Vec::with_capacity(2 * prims.len().max(1) / MAX_LEAF * 2 + 1);
-        nodes.push(Node {
-            min: [0.0; 3],
-            first: 0,
-            max: [0.0; 3],
-            count: 0,
-        });
         // With no triangles the root stays an empty leaf that is never visited.
-        if !prims.is_empty() {
-            build_node(&mut nodes, 0, &mut prims, 0);
-        }
+        let nodes = if prims.is_empty() {
+            vec![EMPTY_NODE]
+        } else {
+            build_subtree(&mut prims, 0)
+        };
         let ids: Vec<u32> = prims.iter().map(|p| p.id).collect();
         let tris = ids
             .iter()
@@ -229,25 +224,70 @@ impl Bvh {
     }
 }
 
-/// Fills `nodes[index]` for `prims` (which start at `offset` in leaf order),
-/// recursing into its children.
-fn build_node(nodes: &mut Vec<Node>, index: usize, prims: &mut [BuildPrim], offset: usize) {
-    let bounds = prims.iter().fold(Aabb::EMPTY, |b, p| b.union(p.bounds));
-    let centroids = prims.iter().fold(Aabb::EMPTY, |b, p| b.grow(p.centroid));
-    nodes[index].min = bounds.min.to_array();
-    nodes[index].max = bounds.max.to_array();
+const EMPTY_NODE: Node = Node {
+    min: [0.0; 3],
+    first: 0,
+    max: [0.0; 3],
+    count: 0,
+};
 
-    let make_leaf = |nodes: &mut Vec<Node>| {
-        nodes[index].first = offset as u32;
-        nodes[index].count = prims.len() as u32;
-    };
-    if prims.len() <= 1 {
-        make_leaf(nodes);
-        return;
+/// Subtrees with fewer triangles than this are built on one thread.
+const PARALLEL_MIN: usize = 16 * 1024;
+
+/// Builds the subtree over `prims` (which start at `offset` in leaf order)
+/// as its own node array, root first. Large subtrees build their two halves
+/// in parallel and concatenate them; the tree does not depend on the
+/// scheduling, so the result is the same on any thread count.
+fn build_subtree(prims: &mut [BuildPrim], offset: usize) -> Vec<Node> {
+    if prims.len() < PARALLEL_MIN {
+        let mut nodes = Vec::with_capacity(prims.len() / 2 + 1);
+        nodes.push(EMPTY_NODE);
+        build_node(&mut nodes, 0, prims, offset);
+        return nodes;
     }
+    let (bounds, split) = split_node(prims);
+    let mut root = EMPTY_NODE;
+    root.min = bounds.min.to_array();
+    root.max = bounds.max.to_array();
+    let Some(mid) = split else {
+        root.first = offset as u32;
+        root.count = prims.len() as u32;
+        return vec![root];
+    };
+    let (lo, hi) = prims.split_at_mut(mid);
+    let (left, right) = rayon::join(
+        || build_subtree(lo, offset),
+        || build_subtree(hi, offset + mid),
+    );
+    // Layout: [root, left root, right root, rest of left, rest of right].
+    // A child pair at local index c (always >= 1) moves to base + c - 1.
+    let mut nodes = Vec::with_capacity(1 + left.len() + right.len());
+    root.first = 1;
+    nodes.push(root);
+    let base_left = 3;
+    let base_right = 3 + left.len() - 1;
+    let relocate = |mut n: Node, base: usize| {
+        if n.count == 0 {
+            n.first = (base + n.first as usize - 1) as u32;
+        }
+        n
+    };
+    nodes.push(relocate(left[0], base_left));
+    nodes.push(relocate(right[0], base_right));
+    nodes.extend(left[1..].iter().map(|&n| relocate(n, base_left)));
+    nodes.extend(right[1..].iter().map(|&n| relocate(n, base_right)));
+    nodes
+}
 
-    let split = best_split(prims, &bounds, &centroids);
-    let mid = match split {
+/// The bounds of `prims` and, unless they should stay one leaf, the index
+/// at which they were partitioned into two children.
+fn split_node(prims: &mut [BuildPrim]) -> (Aabb, Option<usize>) {
+    let bounds = prims.iter().fold(Aabb::EMPTY, |b, p| b.union(p.bounds));
+    if prims.len() <= 1 {
+        return (bounds, None);
+    }
+    let centroids = prims.iter().fold(Aabb::EMPTY, |b, p| b.grow(p.centroid));
+    let mid = match best_split(prims, &bounds, &centroids) {
         Some((axis, pos, cost)) if cost < prims.len() as f32 || prims.len() > MAX_LEAF => {
             let mid = partition_in_place(prims, |p| p.centroid[axis] < pos);
             if mid == 0 || mid == prims.len() {
@@ -256,26 +296,27 @@ fn build_node(nodes: &mut Vec<Node>, index: usize, prims: &mut [BuildPrim], offs
                 mid
             }
         }
-        Some(_) => {
-            make_leaf(nodes);
-            return;
-        }
-        None if prims.len() <= MAX_LEAF => {
-            make_leaf(nodes);
-            return;
-        }
+        Some(_) => return (bounds, None),
+        None if prims.len() <= MAX_LEAF => return (bounds, None),
         None => median_split(prims, &centroids),
     };
+    (bounds, Some(mid))
+}
 
-    let left = nodes.len();
-    let empty = Node {
-        min: [0.0; 3],
-        first: 0,
-        max: [0.0; 3],
-        count: 0,
+/// Fills `nodes[index]` for `prims` (which start at `offset` in leaf order),
+/// recursing into its children.
+fn build_node(nodes: &mut Vec<Node>, index: usize, prims: &mut [BuildPrim], offset: usize) {
+    let (bounds, split) = split_node(prims);
+    nodes[index].min = bounds.min.to_array();
+    nodes[index].max = bounds.max.to_array();
+    let Some(mid) = split else {
+        nodes[index].first = offset as u32;
+        nodes[index].count = prims.len() as u32;
+        return;
     };
-    nodes.push(empty);
-    nodes.push(empty);
+    let left = nodes.len();
+    nodes.push(EMPTY_NODE);
+    nodes.push(EMPTY_NODE);
     nodes[index].first = left as u32;
     nodes[index].count = 0;
     let (lo, hi) = prims.split_at_mut(mid);
@@ -471,6 +512,61 @@ mod tests {
             hits += expect.is_some() as usize;
         }
         assert!(hits > 300, "many test rays hit ({hits})");
+    }
+
+    /// The parallel top of the build must give the same tree as building
+    /// everything on one thread.
+    #[test]
+    fn parallel_build_equals_single_threaded() {
+        use crate::terrain::{generate, DiamondSquare, Generator, TerrainGrid};
+        let heights = generate(
+            &Generator::DiamondSquare(DiamondSquare::default()),
+            200,
+            200,
+            8.0,
+            5,
+        );
+        let mesh = TerrainGrid {
+            heights,
+            size: [20.0, 20.0],
+        }
+        .to_mesh(false);
+        assert!(mesh.indices.len() > 4 * PARALLEL_MIN);
+        let parallel = Bvh::build(&mesh);
+        let single = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap()
+            .install(|| Bvh::build(&mesh));
+        assert_eq!(parallel.ids, single.ids);
+        let key = |n: &Node| {
+            (
+                n.min.map(f32::to_bits),
+                n.max.map(f32::to_bits),
+                n.first,
+                n.count,
+            )
+        };
+        assert!(parallel
+            .nodes
+            .iter()
+            .map(key)
+            .eq(single.nodes.iter().map(key)));
+        // Every node is reachable exactly once and leaves cover every triangle once.
+        let mut seen = vec![0u8; parallel.tris.len()];
+        let mut stack = vec![0usize];
+        while let Some(i) = stack.pop() {
+            let n = parallel.nodes[i];
+            if n.count > 0 {
+                for k in n.first..n.first + n.count {
+                    seen[k as usize] += 1;
+                }
+            } else {
+                stack.push(n.first as usize);
+                stack.push(n.first as usize + 1);
+            }
+        }
+        assert!(seen.iter().all(|&c| c == 1));
     }
 
     #[test]
