@@ -8,6 +8,7 @@
 
 pub mod accel;
 pub mod camera;
+pub mod compare;
 pub mod error;
 pub mod hash;
 pub mod mesh;

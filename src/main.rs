@@ -9,8 +9,11 @@ use std::time::Instant;
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use scree::camera::choice::{self, ProjectionKind};
+use scree::compare;
 use scree::error::{Error, Result};
 use scree::scene::{self, Scene};
+use scree::scene::{FisheyeCircle, FisheyeMapping};
 use scree::world::World;
 use scree::{output, render};
 
@@ -37,6 +40,8 @@ struct Cli {
 enum Command {
     /// Render a scene to a PNG.
     Render(RenderArgs),
+    /// Render the scene's view through several projections into one labelled grid.
+    Compare(CompareArgs),
     /// Validate a scene file without rendering; prints a one-line summary.
     Check {
         /// Scene file (JSON).
@@ -70,6 +75,58 @@ struct RenderArgs {
     /// No progress bar and no summary.
     #[arg(short, long)]
     quiet: bool,
+    #[command(flatten)]
+    projection: ProjectionArgs,
+}
+
+/// Replacing the scene camera's projection (position and look-at stay).
+#[derive(clap::Args)]
+struct ProjectionArgs {
+    /// Projection to render with instead of the scene's. Its parameters are
+    /// the scene's when the type is the same, the type's defaults otherwise.
+    #[arg(long, value_enum)]
+    projection: Option<ProjectionKind>,
+    /// Field of view, degrees (horizontal; across the image circle for fisheye).
+    #[arg(long, allow_negative_numbers = true)]
+    fov: Option<f64>,
+    /// Fisheye mapping.
+    #[arg(long, value_enum)]
+    mapping: Option<FisheyeMapping>,
+    /// Fisheye image circle.
+    #[arg(long, value_enum)]
+    circle: Option<FisheyeCircle>,
+    /// Orthographic view width, world units.
+    #[arg(long, allow_negative_numbers = true)]
+    ortho_width: Option<f64>,
+}
+
+#[derive(clap::Args)]
+struct CompareArgs {
+    /// Scene file (JSON). Without it, the built-in default scene.
+    scene: Option<PathBuf>,
+    /// Output PNG file.
+    #[arg(short, long, default_value = "compare.png")]
+    output: PathBuf,
+    /// Comma-separated projections, each TYPE[:NUMBER][:MAPPING][:CIRCLE]
+    /// (NUMBER: fov in degrees, or view width for orthographic), e.g.
+    /// `perspective:70,cylindrical:360,fisheye:200:equisolid`.
+    #[arg(
+        long,
+        default_value = "perspective,cylindrical,equirectangular,fisheye"
+    )]
+    projections: String,
+    /// Width of each cell in pixels; the height follows the scene's aspect ratio.
+    #[arg(long, default_value_t = 480, value_parser = clap::value_parser!(u32).range(16..=8192))]
+    cell_width: u32,
+    /// Samples per pixel (replaces image.samples).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=scene::MAX_SAMPLES as i64))]
+    spp: Option<u32>,
+    /// Worker threads. Default: one per core.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    threads: Option<u32>,
+    /// No progress bar and no summary.
+    #[arg(short, long)]
+    quiet: bool,
 }
 
 fn main() -> ExitCode {
@@ -88,6 +145,7 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Render(args) => render_command(args),
+        Command::Compare(args) => compare_command(args),
         Command::Check { scene } => {
             let s = scene::load(&scene)?;
             let [w, h] = s.terrain.resolution;
@@ -120,7 +178,7 @@ fn load_scene(path: Option<&Path>) -> Result<(Scene, String)> {
 
 fn render_command(args: RenderArgs) -> Result<ExitCode> {
     let (mut scene, name) = load_scene(args.scene.as_deref())?;
-    apply_overrides(&mut scene, &args);
+    apply_overrides(&mut scene, &args)?;
     scene.check_memory(&name, None)?;
     let out = args.output.clone().unwrap_or_else(|| {
         let stem = args
@@ -132,22 +190,10 @@ fn render_command(args: RenderArgs) -> Result<ExitCode> {
     });
     output::check_writable(&out)?;
 
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(args.threads.unwrap_or(0) as usize)
-        .build()
-        .map_err(|e| Error::Usage(format!("cannot start worker threads: {e}")))?;
+    let pool = thread_pool(args.threads)?;
     let start = Instant::now();
-    let progress = if args.quiet {
-        ProgressBar::hidden()
-    } else {
-        let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
-        bar.set_style(
-            ProgressStyle::with_template("{spinner} {msg} [{bar:40}] {percent}% eta {eta}")
-                .expect("static template")
-                .progress_chars("=> "),
-        );
-        bar
-    };
+    let progress = progress_bar(args.quiet);
+    progress.set_length(render::tile_count(scene.image.width, scene.image.height));
     progress.set_message("building terrain");
     let (world, result) = pool.install(|| {
         let world = World::build(&scene);
@@ -188,9 +234,91 @@ fn render_command(args: RenderArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+fn compare_command(args: CompareArgs) -> Result<ExitCode> {
+    let (mut scene, name) = load_scene(args.scene.as_deref())?;
+    if let Some(spp) = args.spp {
+        scene.image.samples = spp;
+    }
+    let current = scene.camera.projection;
+    let projections = args
+        .projections
+        .split(',')
+        .map(|item| choice::parse_item(&current, item))
+        .collect::<Result<Vec<_>>>()?;
+    let layout = compare::Layout::new(projections.len(), args.cell_width, &scene);
+    scene.image.width = layout.cell_width;
+    scene.image.height = layout.cell_height;
+    scene.check_memory(&name, None)?;
+    output::check_writable(&args.output)?;
+
+    let pool = thread_pool(args.threads)?;
+    let start = Instant::now();
+    let progress = progress_bar(args.quiet);
+    progress.set_length(layout.tiles(projections.len()));
+    progress.set_message("building terrain");
+    let grid = pool.install(|| {
+        let world = World::build(&scene);
+        progress.set_message("tracing");
+        compare::compare(&scene, &world, &projections, layout, &progress, &CANCEL)
+    })?;
+    progress.finish_and_clear();
+    if CANCEL.load(Ordering::SeqCst) {
+        return Err(Error::Interrupted);
+    }
+    output::write_png(&image::DynamicImage::ImageRgba8(grid), &args.output)?;
+    if !args.quiet {
+        let (w, h) = layout.size();
+        println!(
+            "{}: {} projections in a {}×{} grid of {}×{} cells ({w}×{h} px), {:.2} s",
+            args.output.display(),
+            projections.len(),
+            layout.columns,
+            layout.rows,
+            layout.cell_width,
+            layout.cell_height,
+            start.elapsed().as_secs_f64()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A rayon pool with `threads` workers (default: one per core).
+fn thread_pool(threads: Option<u32>) -> Result<rayon::ThreadPool> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.unwrap_or(0) as usize)
+        .build()
+        .map_err(|e| Error::Usage(format!("cannot start worker threads: {e}")))
+}
+
+/// The progress bar on stderr (drawn only when stderr is a terminal), or a
+/// hidden one.
+fn progress_bar(quiet: bool) -> ProgressBar {
+    if quiet {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} {msg} [{bar:40}] {percent}% eta {eta}")
+            .expect("static template")
+            .progress_chars("=> "),
+    );
+    bar
+}
+
 /// Command-line values replace the scene's. A width or height alone keeps
 /// the scene's aspect ratio.
-fn apply_overrides(scene: &mut Scene, args: &RenderArgs) {
+fn apply_overrides(scene: &mut Scene, args: &RenderArgs) -> Result<()> {
+    let p = &args.projection;
+    scene.camera.projection = choice::choose(
+        &scene.camera.projection,
+        p.projection,
+        choice::Overrides {
+            fov: p.fov,
+            width: p.ortho_width,
+            mapping: p.mapping,
+            circle: p.circle,
+        },
+    )?;
     let img = &mut scene.image;
     let aspect = img.width as f64 / img.height as f64;
     match (args.width, args.height) {
@@ -211,4 +339,5 @@ fn apply_overrides(scene: &mut Scene, args: &RenderArgs) {
     if let Some(seed) = args.seed {
         scene.seed = seed;
     }
+    Ok(())
 }

@@ -7,6 +7,8 @@
 //! right) and sy = 1 − 2·py/H (bottom to top); A = W/H. The projections and
 //! their formulas are in [`Projection`].
 
+pub mod choice;
+
 use glam::{DVec2, DVec3, Vec2, Vec3};
 
 use crate::accel::Ray;

@@ -71,8 +71,9 @@ impl Rect {
 }
 
 /// Renders the whole image of `camera` on the current rayon pool, ticking
-/// `progress` once per tile. Stops early with [`Error::Interrupted`] when
-/// `cancel` is set.
+/// `progress` once per tile (the caller sets its length, see
+/// [`tile_count`], so one bar can span several renders). Stops early with
+/// [`Error::Interrupted`] when `cancel` is set.
 pub fn render(
     scene: &Scene,
     world: &World,
@@ -87,7 +88,6 @@ pub fn render(
         y1: camera.height,
     };
     let tiles = tiles(full);
-    progress.set_length(tiles.len() as u64);
     let shadow_rays = AtomicU64::new(0);
     let start = Instant::now();
     let rendered: Vec<(Rect, Vec<Vec4>)> = tiles
@@ -121,6 +121,11 @@ pub fn render(
         trace_time: start.elapsed(),
     };
     Ok((fb, stats))
+}
+
+/// Number of tiles in a `width` × `height` image.
+pub fn tile_count(width: u32, height: u32) -> u64 {
+    width.div_ceil(TILE) as u64 * height.div_ceil(TILE) as u64
 }
 
 /// The tiles covering `r`, row by row.

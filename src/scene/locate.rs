@@ -37,6 +37,21 @@ pub fn parse_path(path: &str) -> Vec<Segment> {
 /// 1-based (line, column) of the value at `path` in `src`, or of the deepest
 /// prefix of it that exists (a defaulted field points at its parent).
 pub fn locate(src: &str, path: &[Segment]) -> Option<(usize, usize)> {
+    locate_offset(src, path).map(|o| line_col(src, o))
+}
+
+/// 1-based (line, column) of the first string literal `"value"` inside the
+/// value at `path` (for an unknown enum variant inside a tagged object).
+pub fn locate_string(src: &str, path: &[Segment], value: &str) -> Option<(usize, usize)> {
+    let start = locate_offset(src, path)?;
+    let needle = format!("\"{value}\"");
+    let end = skip_value(src.as_bytes(), start);
+    let found = src.get(start..end)?.find(&needle)?;
+    Some(line_col(src, start + found))
+}
+
+/// Byte offset of the value at `path` (or its deepest existing prefix).
+fn locate_offset(src: &str, path: &[Segment]) -> Option<usize> {
     let bytes = src.as_bytes();
     let mut pos = skip_ws(bytes, 0);
     let mut found = pos;
@@ -54,7 +69,7 @@ pub fn locate(src: &str, path: &[Segment]) -> Option<(usize, usize)> {
         }
         found = pos;
     }
-    (found < bytes.len()).then(|| line_col(src, found))
+    (found < bytes.len()).then_some(found)
 }
 
 fn line_col(src: &str, offset: usize) -> (usize, usize) {
@@ -182,6 +197,8 @@ mod tests {
         assert_eq!(locate(src, &parse_path("c")), Some((3, 8)));
         assert_eq!(locate(src, &parse_path("a.b[2]")), Some((2, 37)));
         assert_eq!(locate(src, &parse_path("a.b[1][1]")), Some((2, 33)));
+        assert_eq!(locate_string(src, &parse_path("a"), "x}"), Some((2, 14)));
+        assert_eq!(locate_string(src, &parse_path("a"), "nope"), None);
         // Missing keys fall back to the deepest existing prefix.
         assert_eq!(locate(src, &parse_path("a.zz")), Some((2, 8)));
     }

@@ -7,7 +7,7 @@ use std::path::Path;
 use glam::Vec3;
 
 use super::file::*;
-use super::locate::{locate, parse_path};
+use super::locate::{locate, locate_string, parse_path};
 use super::{
     CameraSettings, ImageSettings, Scene, TerrainSettings, MAX_IMAGE_SIDE, MAX_SAMPLES,
     MAX_TERRAIN_SIDE,
@@ -76,6 +76,11 @@ pub fn deserialize(src: &str, file: &str) -> Result<SceneFile, Error> {
         serde_json::error::Category::Io => message,
         serde_json::error::Category::Data => {
             if let Some((field, hint)) = unknown_name_hint(&message) {
+                if field.is_none() {
+                    // An unknown variant: point at its string in the file.
+                    let name = message.split('`').nth(1).unwrap_or_default();
+                    line = locate_string(src, &parse_path(&path), name).or(line);
+                }
                 if let Some(field) = field {
                     // Point at the unknown field itself (serde_path_to_error
                     // already does, except inside tagged enums).

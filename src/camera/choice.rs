@@ -1,0 +1,280 @@
+//! Choosing a projection from the command line: `--projection NAME` with
+//! `--fov`, `--mapping`, `--circle`, `--ortho-width`, and the
+//! `TYPE[:NUMBER][:MAPPING][:CIRCLE]` items of `scree compare --projections`.
+//! Every choice goes through the same validation as a scene file's.
+
+use super::Projection;
+use crate::error::{Error, Result};
+use crate::scene::file::ProjectionFile;
+use crate::scene::validate::validate_projection;
+use crate::scene::{FisheyeCircle, FisheyeMapping};
+
+/// A projection type, as named on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ProjectionKind {
+    /// Pinhole camera.
+    Perspective,
+    /// Parallel rays.
+    Orthographic,
+    /// Panorama curved about the vertical axis.
+    Cylindrical,
+    /// Latitude/longitude.
+    Equirectangular,
+    /// Fisheye lens.
+    Fisheye,
+}
+
+impl ProjectionKind {
+    /// The type with its scene-file defaults.
+    pub fn defaults(self) -> ProjectionFile {
+        let json = match self {
+            ProjectionKind::Perspective => r#"{"type": "perspective"}"#,
+            ProjectionKind::Orthographic => r#"{"type": "orthographic"}"#,
+            ProjectionKind::Cylindrical => r#"{"type": "cylindrical"}"#,
+            ProjectionKind::Equirectangular => r#"{"type": "equirectangular"}"#,
+            ProjectionKind::Fisheye => r#"{"type": "fisheye"}"#,
+        };
+        serde_json::from_str(json).expect("every projection type has defaults")
+    }
+
+    fn of(p: &ProjectionFile) -> ProjectionKind {
+        match p {
+            ProjectionFile::Perspective { .. } => ProjectionKind::Perspective,
+            ProjectionFile::Orthographic { .. } => ProjectionKind::Orthographic,
+            ProjectionFile::Cylindrical { .. } => ProjectionKind::Cylindrical,
+            ProjectionFile::Equirectangular { .. } => ProjectionKind::Equirectangular,
+            ProjectionFile::Fisheye { .. } => ProjectionKind::Fisheye,
+        }
+    }
+}
+
+/// A checked projection back in scene-file form (degrees).
+pub fn to_file(p: &Projection) -> ProjectionFile {
+    let deg = |a: f32| a.to_degrees() as f64;
+    match *p {
+        Projection::Perspective { fov } => ProjectionFile::Perspective { fov: deg(fov) },
+        Projection::Orthographic { width } => ProjectionFile::Orthographic {
+            width: width as f64,
+        },
+        Projection::Cylindrical { fov } => ProjectionFile::Cylindrical { fov: deg(fov) },
+        Projection::Equirectangular { fov } => ProjectionFile::Equirectangular { fov: deg(fov) },
+        Projection::Fisheye {
+            fov,
+            mapping,
+            circle,
+        } => ProjectionFile::Fisheye {
+            fov: deg(fov),
+            mapping,
+            circle,
+        },
+    }
+}
+
+/// Parameters given on the command line; None keeps the base value.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Overrides {
+    /// Field of view, degrees (all but orthographic).
+    pub fov: Option<f64>,
+    /// Orthographic view width, world units.
+    pub width: Option<f64>,
+    /// Fisheye mapping.
+    pub mapping: Option<FisheyeMapping>,
+    /// Fisheye circle.
+    pub circle: Option<FisheyeCircle>,
+}
+
+/// The projection `kind` (or the current one's type when None) with the
+/// current projection's parameters where the type matches, the type's
+/// defaults otherwise, and `o` on top; checked like a scene file's.
+pub fn choose(
+    current: &Projection,
+    kind: Option<ProjectionKind>,
+    o: Overrides,
+) -> Result<Projection> {
+    let current_file = to_file(current);
+    let mut p = match kind {
+        Some(k) if k != ProjectionKind::of(&current_file) => k.defaults(),
+        _ => current_file,
+    };
+    let kind = ProjectionKind::of(&p);
+    let unused = |flag: &str| {
+        Error::Usage(format!("{flag} does not apply to the {kind:?} projection").to_lowercase())
+    };
+    match &mut p {
+        ProjectionFile::Orthographic { width } => {
+            if o.fov.is_some() {
+                return Err(unused("--fov"));
+            }
+            *width = o.width.unwrap_or(*width);
+        }
+        ProjectionFile::Perspective { fov }
+        | ProjectionFile::Cylindrical { fov }
+        | ProjectionFile::Equirectangular { fov } => {
+            *fov = o.fov.unwrap_or(*fov);
+        }
+        ProjectionFile::Fisheye {
+            fov,
+            mapping,
+            circle,
+        } => {
+            *fov = o.fov.unwrap_or(*fov);
+            *mapping = o.mapping.unwrap_or(*mapping);
+            *circle = o.circle.unwrap_or(*circle);
+        }
+    }
+    if o.width.is_some() && kind != ProjectionKind::Orthographic {
+        return Err(unused("--ortho-width"));
+    }
+    if (o.mapping.is_some() || o.circle.is_some()) && kind != ProjectionKind::Fisheye {
+        return Err(unused(if o.mapping.is_some() {
+            "--mapping"
+        } else {
+            "--circle"
+        }));
+    }
+    validate_projection("", &p).map_err(|e| {
+        let flag = match e.path.as_str() {
+            ".width" => "--ortho-width",
+            _ => "--fov",
+        };
+        Error::Usage(format!("{flag}: {}", e.message))
+    })
+}
+
+/// Parses a `TYPE[:NUMBER][:MAPPING][:CIRCLE]` item: NUMBER is the fov in
+/// degrees (the view width for orthographic), e.g. `cylindrical:360`,
+/// `fisheye:200:equisolid:full_frame`, `orthographic:80`.
+pub fn parse_item(current: &Projection, item: &str) -> Result<Projection> {
+    use clap::ValueEnum;
+    let bad = |what: String| Error::Usage(format!("--projections item `{item}`: {what}"));
+    let mut parts = item.split(':');
+    let name = parts.next().unwrap_or_default().trim();
+    let kind = ProjectionKind::from_str(name, true).map_err(|_| {
+        bad("unknown projection; use perspective, orthographic, cylindrical, equirectangular or fisheye".into())
+    })?;
+    let mut o = Overrides::default();
+    for part in parts.map(str::trim) {
+        if let Ok(v) = part.parse::<f64>() {
+            if kind == ProjectionKind::Orthographic {
+                o.width = Some(v);
+            } else {
+                o.fov = Some(v);
+            }
+        } else if let Ok(m) = FisheyeMapping::from_str(part, true) {
+            o.mapping = Some(m);
+        } else if let Ok(c) = FisheyeCircle::from_str(&part.replace('_', "-"), true) {
+            o.circle = Some(c);
+        } else {
+            return Err(bad(format!(
+                "`{part}` is not a number, a fisheye mapping or a circle"
+            )));
+        }
+    }
+    choose(current, Some(kind), o).map_err(|e| bad(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PERSP: Projection = Projection::Perspective { fov: 1.0 };
+
+    #[test]
+    fn override_keeps_current_parameters_of_the_same_type() {
+        let p = choose(
+            &PERSP,
+            None,
+            Overrides {
+                fov: Some(90.0),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            p,
+            Projection::Perspective {
+                fov: 90f32.to_radians()
+            }
+        );
+        let same = choose(
+            &PERSP,
+            Some(ProjectionKind::Perspective),
+            Overrides::default(),
+        )
+        .unwrap();
+        assert!(matches!(same, Projection::Perspective { fov } if (fov - 1.0).abs() < 1e-6));
+    }
+
+    #[test]
+    fn new_type_starts_from_its_defaults() {
+        let p = choose(&PERSP, Some(ProjectionKind::Fisheye), Overrides::default()).unwrap();
+        assert_eq!(
+            p,
+            Projection::Fisheye {
+                fov: 180f32.to_radians(),
+                mapping: FisheyeMapping::Equidistant,
+                circle: FisheyeCircle::Circular
+            }
+        );
+    }
+
+    #[test]
+    fn bad_overrides_are_refused_with_the_flag() {
+        let o = |fov| Overrides {
+            fov: Some(fov),
+            ..Default::default()
+        };
+        let e = choose(&PERSP, Some(ProjectionKind::Perspective), o(180.0)).unwrap_err();
+        assert!(e.to_string().starts_with("--fov: "), "{e}");
+        let e = choose(
+            &PERSP,
+            Some(ProjectionKind::Fisheye),
+            Overrides {
+                fov: Some(200.0),
+                mapping: Some(FisheyeMapping::Orthographic),
+                ..Default::default()
+            },
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("180"), "{e}");
+        let e = choose(
+            &PERSP,
+            Some(ProjectionKind::Orthographic),
+            Overrides {
+                width: Some(0.0),
+                ..Default::default()
+            },
+        )
+        .unwrap_err();
+        assert!(e.to_string().starts_with("--ortho-width: "), "{e}");
+        let e = choose(
+            &PERSP,
+            None,
+            Overrides {
+                mapping: Some(FisheyeMapping::Equisolid),
+                ..Default::default()
+            },
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("--mapping does not apply"), "{e}");
+    }
+
+    #[test]
+    fn items_parse() {
+        assert_eq!(
+            parse_item(&PERSP, "fisheye:200:equisolid:full_frame").unwrap(),
+            Projection::Fisheye {
+                fov: 200f32.to_radians(),
+                mapping: FisheyeMapping::Equisolid,
+                circle: FisheyeCircle::FullFrame
+            }
+        );
+        assert_eq!(
+            parse_item(&PERSP, "orthographic:80").unwrap(),
+            Projection::Orthographic { width: 80.0 }
+        );
+        assert!(parse_item(&PERSP, "fishey").is_err());
+        assert!(parse_item(&PERSP, "cylindrical:400").is_err());
+        assert!(parse_item(&PERSP, "fisheye:wide").is_err());
+    }
+}
