@@ -4,11 +4,6 @@
 
 use std::sync::atomic::AtomicBool;
 
-use embedded_graphics::mono_font::iso_8859_1::FONT_9X15;
-use embedded_graphics::mono_font::MonoTextStyle;
-use embedded_graphics::pixelcolor::Rgb888;
-use embedded_graphics::prelude::*;
-use embedded_graphics::text::{Baseline, Text};
 use image::{Rgba, RgbaImage};
 use indicatif::ProgressBar;
 
@@ -16,6 +11,7 @@ use crate::camera::{Camera, Projection};
 use crate::error::Result;
 use crate::render;
 use crate::scene::Scene;
+use crate::text;
 use crate::world::World;
 
 /// Height of the label strip under each cell, pixels.
@@ -130,47 +126,9 @@ fn over_background(p: Rgba<u8>) -> Rgba<u8> {
 
 /// Writes `text` centred in the label strip below a cell.
 fn draw_label(grid: &mut RgbaImage, text: &str, x0: u32, y0: u32, width: u32) {
-    let style = MonoTextStyle::new(&FONT_9X15, Rgb888::new(230, 230, 230));
-    let text_width = text.chars().count() as u32 * FONT_9X15.character_size.width;
-    let x = x0 + width.saturating_sub(text_width) / 2;
-    let y = y0 + (LABEL_HEIGHT - FONT_9X15.character_size.height) / 2;
-    let mut canvas = Canvas { image: grid };
-    Text::with_baseline(text, Point::new(x as i32, y as i32), style, Baseline::Top)
-        .draw(&mut canvas)
-        .expect("drawing into an image cannot fail");
-}
-
-/// An `RgbaImage` as an embedded-graphics draw target.
-struct Canvas<'a> {
-    image: &'a mut RgbaImage,
-}
-
-impl OriginDimensions for Canvas<'_> {
-    fn size(&self) -> Size {
-        Size::new(self.image.width(), self.image.height())
-    }
-}
-
-impl DrawTarget for Canvas<'_> {
-    type Color = Rgb888;
-    type Error = std::convert::Infallible;
-
-    fn draw_iter<I: IntoIterator<Item = Pixel<Rgb888>>>(
-        &mut self,
-        pixels: I,
-    ) -> std::result::Result<(), Self::Error> {
-        for Pixel(p, c) in pixels {
-            if p.x >= 0
-                && p.y >= 0
-                && (p.x as u32) < self.image.width()
-                && (p.y as u32) < self.image.height()
-            {
-                self.image
-                    .put_pixel(p.x as u32, p.y as u32, Rgba([c.r(), c.g(), c.b(), 255]));
-            }
-        }
-        Ok(())
-    }
+    let x = x0 + width.saturating_sub(text::width(text)) / 2;
+    let y = y0 + (LABEL_HEIGHT - text::CHAR_HEIGHT) / 2;
+    text::draw(grid, text, x, y, [230, 230, 230]);
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@
 pub mod accel;
 pub mod camera;
 pub mod compare;
+pub mod diff;
 pub mod error;
 pub mod hash;
 pub mod mesh;
@@ -17,6 +18,7 @@ pub mod render;
 pub mod scene;
 pub mod shade;
 pub mod terrain;
+pub mod text;
 pub mod world;
 
 pub use error::{Error, Result};

@@ -10,11 +10,11 @@ use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use scree::camera::choice::{self, ProjectionKind};
-use scree::compare;
 use scree::error::{Error, Result};
 use scree::scene::{self, Scene};
 use scree::scene::{FisheyeCircle, FisheyeMapping};
 use scree::world::World;
+use scree::{compare, diff};
 use scree::{output, render};
 
 /// Set by Ctrl-C / SIGTERM; renders poll it between tiles.
@@ -42,6 +42,9 @@ enum Command {
     Render(RenderArgs),
     /// Render the scene's view through several projections into one labelled grid.
     Compare(CompareArgs),
+    /// Compare a result image with a reference: metrics, FLIP, heat map,
+    /// report. Exit 0 when equal within tolerance, 1 when different, 2 on error.
+    Diff(DiffArgs),
     /// Validate a scene file without rendering; prints a one-line summary.
     Check {
         /// Scene file (JSON).
@@ -101,6 +104,54 @@ struct ProjectionArgs {
 }
 
 #[derive(clap::Args)]
+struct DiffArgs {
+    /// The reference image (8- or 16-bit PNG).
+    reference: PathBuf,
+    /// The image to test against it.
+    result: PathBuf,
+    /// A pixel differs when one of its channels differs by more than this
+    /// (0–1 of the full range; 1/255 ≈ 0.0039 is one 8-bit step).
+    #[arg(long, default_value_t = 0.0, value_parser = unit_interval)]
+    threshold: f64,
+    /// Fail when more than this percentage of pixels differ.
+    #[arg(long, default_value_t = 0.0, value_parser = percentage)]
+    fail_percent: f64,
+    /// Fail when the mean FLIP error exceeds this (0–1).
+    #[arg(long, value_parser = unit_interval)]
+    max_flip: Option<f64>,
+    /// Write a heat map of the differences (PNG).
+    #[arg(long)]
+    heatmap: Option<PathBuf>,
+    /// Write all metrics and the verdict as JSON.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Write DIR/index.html with reference, result and heat map side by side.
+    #[arg(long, value_name = "DIR")]
+    report: Option<PathBuf>,
+    /// Print nothing; only the exit code tells.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+fn unit_interval(s: &str) -> std::result::Result<f64, String> {
+    let v: f64 = s.parse().map_err(|_| format!("`{s}` is not a number"))?;
+    if (0.0..=1.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err(format!("must be between 0 and 1, got {v}"))
+    }
+}
+
+fn percentage(s: &str) -> std::result::Result<f64, String> {
+    let v: f64 = s.parse().map_err(|_| format!("`{s}` is not a number"))?;
+    if (0.0..=100.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err(format!("must be between 0 and 100, got {v}"))
+    }
+}
+
+#[derive(clap::Args)]
 struct CompareArgs {
     /// Scene file (JSON). Without it, the built-in default scene.
     scene: Option<PathBuf>,
@@ -146,6 +197,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Render(args) => render_command(args),
         Command::Compare(args) => compare_command(args),
+        Command::Diff(args) => diff_command(args),
         Command::Check { scene } => {
             let s = scene::load(&scene)?;
             let [w, h] = s.terrain.resolution;
@@ -280,6 +332,75 @@ fn compare_command(args: CompareArgs) -> Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn diff_command(args: DiffArgs) -> Result<ExitCode> {
+    for out in [&args.heatmap, &args.json].into_iter().flatten() {
+        let dir = out
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        if !dir.is_dir() {
+            return Err(Error::Usage(format!(
+                "{}: the output folder {} does not exist",
+                out.display(),
+                dir.display()
+            )));
+        }
+    }
+    let reference = diff::load(&args.reference)?;
+    let result = diff::load(&args.result)?;
+    let tolerance = diff::Tolerance {
+        threshold: args.threshold,
+        fail_percent: args.fail_percent,
+        max_flip: args.max_flip,
+    };
+    let metrics = diff::measure(
+        &reference,
+        &result,
+        &tolerance,
+        (&args.reference, &args.result),
+    )?;
+    let channels = metrics.channels;
+    let report = diff::judge(&args.reference, &args.result, tolerance, metrics);
+    let needs_heatmap = args.heatmap.is_some() || args.report.is_some();
+    let heat = needs_heatmap
+        .then(|| image::DynamicImage::ImageRgba8(diff::heatmap(&reference, &result, channels)));
+    if let (Some(path), Some(heat)) = (&args.heatmap, &heat) {
+        output::write_png(heat, path)?;
+    }
+    if let Some(path) = &args.json {
+        let text = serde_json::to_string_pretty(&report).expect("a report serialises");
+        output::write_bytes(format!("{text}\n").as_bytes(), path)?;
+    }
+    if let (Some(dir), Some(heat)) = (&args.report, &heat) {
+        std::fs::create_dir_all(dir).map_err(|source| Error::Io {
+            path: dir.clone(),
+            source,
+        })?;
+        let copy = |from: &Path, name: &str| {
+            let bytes = std::fs::read(from).map_err(|source| Error::Io {
+                path: from.to_path_buf(),
+                source,
+            })?;
+            output::write_bytes(&bytes, &dir.join(name))
+        };
+        copy(&args.reference, "reference.png")?;
+        copy(&args.result, "result.png")?;
+        output::write_png(heat, &dir.join("heatmap.png"))?;
+        output::write_bytes(
+            diff::html_report(&report).as_bytes(),
+            &dir.join("index.html"),
+        )?;
+    }
+    if !args.quiet {
+        println!("{}", diff::summary(&report));
+    }
+    Ok(if report.passed() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 /// A rayon pool with `threads` workers (default: one per core).

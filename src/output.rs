@@ -53,21 +53,27 @@ pub fn check_writable(path: &Path) -> Result<()> {
 
 /// Encodes `img` as PNG and atomically puts it at `path`.
 pub fn write_png(img: &DynamicImage, path: &Path) -> Result<()> {
-    let dir = folder_of(path);
-    let io = |source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    let mut tmp = NamedTempFile::new_in(&dir).map_err(io)?;
     let mut buf = Vec::new();
     img.write_to(&mut std::io::Cursor::new(&mut buf), ImageFormat::Png)
         .map_err(|source| Error::Image {
             path: path.to_path_buf(),
             source,
         })?;
-    tmp.write_all(&buf).map_err(io)?;
+    write_bytes(&buf, path)
+}
+
+/// Atomically puts `bytes` at `path`: written to a temporary file in the
+/// same folder, synced, made world-readable and renamed into place.
+pub fn write_bytes(bytes: &[u8], path: &Path) -> Result<()> {
+    let dir = folder_of(path);
+    let io = |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut tmp = NamedTempFile::new_in(&dir).map_err(io)?;
+    tmp.write_all(bytes).map_err(io)?;
     tmp.as_file().sync_all().map_err(io)?;
-    // Temporary files are private (0600); a rendered image is not.
+    // Temporary files are private (0600); our outputs are not.
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;

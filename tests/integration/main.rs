@@ -2,5 +2,7 @@
 
 mod bad_input;
 mod cli;
+mod diff;
 mod projections;
+mod references;
 mod support;
