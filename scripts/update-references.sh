@@ -1,15 +1,26 @@
 #!/usr/bin/env bash
 # Regenerates every reference image in renders/ from the scenes in scenes/,
-# plus the README's projection grid. Run it after a change that is meant to
-# alter pictures, then review with `git diff --stat renders/` and
-# `scree diff` (see README, "Reference images").
+# plus the README's projection grid and sky gallery. Run it after a change
+# that is meant to alter pictures, then review (README, "Reference images").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --quiet
+scree=./target/release/scree
 for scene in scenes/*.json; do
   name=$(basename "$scene" .json)
-  ./target/release/scree render "$scene" -o "renders/$name.png" --quiet
+  $scree render "$scene" -o "renders/$name.png" --quiet
   echo "renders/$name.png"
 done
-./target/release/scree compare scenes/rocky-valley.json -o renders/compare-rocky-valley.png --quiet
+$scree compare scenes/rocky-valley.json -o renders/compare-rocky-valley.png --quiet
 echo "renders/compare-rocky-valley.png"
+# The sky at several sun elevations, seen all around (equirectangular).
+for e in 60 20 7 1; do
+  $scree render scenes/sunset.json -o "renders/sky-earth-$e.png" --width 480 --height 240 \
+    --projection equirectangular --fov 360 --sun-elevation "$e" --spp 2 --quiet
+  echo "renders/sky-earth-$e.png"
+done
+for e in 40 10 2; do
+  $scree render scenes/mars.json -o "renders/sky-mars-$e.png" --width 480 --height 240 \
+    --projection equirectangular --fov 360 --sun-elevation "$e" --spp 2 --quiet
+  echo "renders/sky-mars-$e.png"
+done

@@ -57,7 +57,9 @@ struct RenderArgs {
     /// Scene file (JSON). Without it, the built-in default scene
     /// (scenes/rocky-valley.json).
     scene: Option<PathBuf>,
-    /// Output PNG file. Default: the scene's name with .png, in the current folder.
+    /// Output file: .png (8-bit sRGB, tone mapped) or .exr (linear float,
+    /// exposure applied, no tone map). Default: the scene's name with .png,
+    /// in the current folder.
     #[arg(short, long)]
     output: Option<PathBuf>,
     /// Image width in pixels (keeps the scene's aspect ratio unless --height is given too).
@@ -78,8 +80,24 @@ struct RenderArgs {
     /// No progress bar and no summary.
     #[arg(short, long)]
     quiet: bool,
+    /// Sun elevation in degrees above the horizon (replaces sun.elevation;
+    /// the physical skies follow it).
+    #[arg(long, allow_negative_numbers = true, value_parser = elevation)]
+    sun_elevation: Option<f64>,
+    /// Sun compass bearing in degrees clockwise from north (replaces sun.azimuth).
+    #[arg(long, allow_negative_numbers = true)]
+    sun_azimuth: Option<f64>,
     #[command(flatten)]
     projection: ProjectionArgs,
+}
+
+fn elevation(s: &str) -> std::result::Result<f64, String> {
+    let v: f64 = s.parse().map_err(|_| format!("`{s}` is not a number"))?;
+    if (-90.0..=90.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err(format!("must be between -90 and 90, got {v}"))
+    }
 }
 
 /// Replacing the scene camera's projection (position and look-at stay).
@@ -219,17 +237,30 @@ fn run(cli: Cli) -> Result<ExitCode> {
 
 /// Loads the scene named on the command line, or the built-in default.
 fn load_scene(path: Option<&Path>) -> Result<(Scene, String)> {
+    load_scene_with(path, &|_| {})
+}
+
+/// [`load_scene`] with `edit` applied to the raw scene before validation.
+fn load_scene_with(path: Option<&Path>, edit: scene::RawEdit) -> Result<(Scene, String)> {
     match path {
-        Some(p) => Ok((scene::load(p)?, p.display().to_string())),
+        Some(p) => Ok((scene::load_with(p, edit)?, p.display().to_string())),
         None => Ok((
-            scene::default_scene(),
+            scene::default_scene_with(edit)?,
             scene::DEFAULT_SCENE_NAME.to_string(),
         )),
     }
 }
 
 fn render_command(args: RenderArgs) -> Result<ExitCode> {
-    let (mut scene, name) = load_scene(args.scene.as_deref())?;
+    let sun_edit = |raw: &mut scene::SceneFile| {
+        if let Some(e) = args.sun_elevation {
+            raw.sun.elevation = e;
+        }
+        if let Some(a) = args.sun_azimuth {
+            raw.sun.azimuth = a;
+        }
+    };
+    let (mut scene, name) = load_scene_with(args.scene.as_deref(), &sun_edit)?;
     apply_overrides(&mut scene, &args)?;
     scene.check_memory(&name, None)?;
     let out = args.output.clone().unwrap_or_else(|| {
@@ -259,11 +290,19 @@ fn render_command(args: RenderArgs) -> Result<ExitCode> {
     });
     let (fb, stats) = result?;
     progress.finish_and_clear();
-    let img = fb.to_srgb8(scene.image.exposure_scale, scene.image.tonemap);
     if CANCEL.load(Ordering::SeqCst) {
         return Err(Error::Interrupted);
     }
-    output::write_png(&img, &out)?;
+    match output::format_of(&out)? {
+        output::Format::Png => {
+            let img = fb.to_srgb8(scene.image.exposure_scale, scene.image.tonemap);
+            output::write_png(&img, &out)?;
+        }
+        output::Format::Exr => {
+            let img = fb.to_linear(scene.image.exposure_scale);
+            output::write_image(&img, &out, image::ImageFormat::OpenExr)?;
+        }
+    }
     if !args.quiet {
         println!(
             "{}: {}×{}, {} spp, {:.2} s total | terrain {:.0} ms, {} triangles, BVH build {:.0} ms | {} rays ({} primary, {} shadow) in {:.2} s = {:.2} Mrays/s on {} threads",

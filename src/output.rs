@@ -17,19 +17,35 @@ fn folder_of(path: &Path) -> PathBuf {
     }
 }
 
-/// Checks, before any work, that `path` can be written: its folder exists
-/// and accepts a new file, and it names a PNG.
-pub fn check_writable(path: &Path) -> Result<()> {
+/// The kind of file a render writes, chosen by the output's extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// 8-bit sRGB PNG, tone mapped.
+    Png,
+    /// OpenEXR with linear float radiance (exposure applied, no tone map).
+    Exr,
+}
+
+/// The format named by `path`'s extension (`.png` or `.exr`).
+pub fn format_of(path: &Path) -> Result<Format> {
     let ext = path
         .extension()
         .and_then(|e| e.to_str())
         .map(str::to_ascii_lowercase);
-    if ext.as_deref() != Some("png") {
-        return Err(Error::Usage(format!(
-            "{}: the output must be a .png file",
+    match ext.as_deref() {
+        Some("png") => Ok(Format::Png),
+        Some("exr") => Ok(Format::Exr),
+        _ => Err(Error::Usage(format!(
+            "{}: the output must be a .png (8-bit sRGB) or .exr (linear float) file",
             path.display()
-        )));
+        ))),
     }
+}
+
+/// Checks, before any work, that `path` can be written: its folder exists
+/// and accepts a new file, and its extension names a format.
+pub fn check_writable(path: &Path) -> Result<()> {
+    format_of(path)?;
     let dir = folder_of(path);
     if !dir.is_dir() {
         return Err(Error::Usage(format!(
@@ -53,8 +69,13 @@ pub fn check_writable(path: &Path) -> Result<()> {
 
 /// Encodes `img` as PNG and atomically puts it at `path`.
 pub fn write_png(img: &DynamicImage, path: &Path) -> Result<()> {
+    write_image(img, path, ImageFormat::Png)
+}
+
+/// Encodes `img` as `format` and atomically puts it at `path`.
+pub fn write_image(img: &DynamicImage, path: &Path, format: ImageFormat) -> Result<()> {
     let mut buf = Vec::new();
-    img.write_to(&mut std::io::Cursor::new(&mut buf), ImageFormat::Png)
+    img.write_to(&mut std::io::Cursor::new(&mut buf), format)
         .map_err(|source| Error::Image {
             path: path.to_path_buf(),
             source,

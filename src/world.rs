@@ -61,18 +61,26 @@ impl World {
             heights,
             size: ts.size,
         };
-        let mesh = grid.to_mesh(ts.smooth);
         let generate_time = t0.elapsed();
+        World {
+            generate_time,
+            ..World::from_terrain(grid, ts.material, ts.smooth)
+        }
+    }
+
+    /// A world holding only `grid`'s triangles, all of `material`.
+    pub fn from_terrain(grid: TerrainGrid, material: Material, smooth: bool) -> World {
+        let mesh = grid.to_mesh(smooth);
         let t1 = Instant::now();
         let bvh = Bvh::build(&mesh);
         let bvh_time = t1.elapsed();
         World {
             terrain: grid,
             triangle_material: vec![0; mesh.indices.len()],
-            materials: vec![ts.material],
+            materials: vec![material],
             mesh,
             bvh,
-            generate_time,
+            generate_time: Duration::ZERO,
             bvh_time,
         }
     }

@@ -36,6 +36,17 @@ impl Framebuffer {
         }
     }
 
+    /// Linear radiance times the exposure, without tone mapping: for EXR.
+    /// Alpha is the coverage; colour stays premultiplied by it, as EXR expects.
+    pub fn to_linear(&self, exposure_scale: f32) -> DynamicImage {
+        let mut img = image::Rgba32FImage::new(self.width, self.height);
+        for (dst, p) in img.pixels_mut().zip(&self.pixels) {
+            let c = p.truncate() * exposure_scale;
+            dst.0 = [c.x, c.y, c.z, p.w];
+        }
+        DynamicImage::ImageRgba32F(img)
+    }
+
     /// Exposure, tone curve and sRGB encoding to 8 bits per channel; RGBA
     /// when some pixel is not fully covered, RGB otherwise.
     pub fn to_srgb8(&self, exposure_scale: f32, op: Tonemap) -> DynamicImage {

@@ -3,6 +3,7 @@
 //! so the result is the same bit for bit for any thread count or order.
 
 pub mod framebuffer;
+pub mod light;
 pub mod sampler;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -28,7 +29,8 @@ pub const TILE: u32 = 32;
 pub struct RenderStats {
     /// Camera rays traced.
     pub primary_rays: u64,
-    /// Shadow rays traced.
+    /// Secondary rays traced: shadow rays toward the sun and sky-light
+    /// occlusion rays.
     pub shadow_rays: u64,
     /// Wall time of the tracing.
     pub trace_time: Duration,
@@ -160,32 +162,57 @@ fn render_pixel(
         let (jx, jy) = sampler::sample_offset(scene.seed, pixel, s, n);
         // No ray: background outside the projection, transparent black.
         if let Some(ray) = camera.ray(x as f32 + jx, y as f32 + jy) {
-            sum += trace(scene, world, &ray, shadows).extend(1.0);
+            let rng = sampler::SampleRng::new(scene.seed, pixel, s, n);
+            sum += trace(scene, world, &ray, &rng, shadows).extend(1.0);
         }
     }
     sum / n as f32
 }
 
-/// Linear radiance arriving along `ray`.
+/// Linear radiance arriving along the camera ray `ray`; `rays` counts the
+/// secondary rays traced.
 #[inline]
-pub fn trace(scene: &Scene, world: &World, ray: &Ray, shadows: &mut u64) -> Vec3 {
+pub fn trace(
+    scene: &Scene,
+    world: &World,
+    ray: &Ray,
+    rng: &sampler::SampleRng,
+    rays: &mut u64,
+) -> Vec3 {
     let sun = &scene.sun;
     let sky = scene.sky.radiance(ray.dir, sun.direction, sun.radiance);
     let Some(hit) = world.intersect(ray) else {
-        return sky;
+        return sky + sun_disc(sun, ray.dir);
     };
-    let albedo = hit.material.albedo(hit.point, hit.normal);
-    // The sky's ambient term is already a radiance (albedo · L_sky).
-    let mut light = scene.sky.ambient(hit.normal);
-    let cos = hit.normal.dot(sun.direction);
-    if cos > 0.0 && hit.geometric_normal.dot(sun.direction) > 0.0 {
-        *shadows += 1;
-        let eps = 1e-3 * (1.0 + hit.point.abs().max_element() * 1e-3);
-        let shadow = Ray::new(hit.point + hit.geometric_normal * eps, sun.direction);
-        if !world.occluded(&shadow, f32::INFINITY) {
-            // Lambert: reflected radiance = albedo/π · irradiance.
-            light += sun.radiance * (cos * std::f32::consts::FRAC_1_PI);
-        }
+    let (p, n, ng) = (hit.point, hit.normal, hit.geometric_normal);
+    let albedo = hit.material.albedo(p, n);
+    // Lambert: reflected radiance = albedo/π · sun irradiance; the sky
+    // light is already a radiance that the albedo multiplies.
+    let sun_e = light::sun_light(world, sun, p, n, ng, rng, rays);
+    let sky_l = light::sky_light(
+        world,
+        &scene.sky,
+        &scene.sky_light,
+        sun,
+        p,
+        n,
+        ng,
+        rng,
+        rays,
+    );
+    let surface = albedo * (sun_e * std::f32::consts::FRAC_1_PI + sky_l);
+    scene
+        .fog
+        .apply(surface, ray.origin.y, ray.dir.y, hit.t, sky)
+}
+
+/// The sun's disc seen directly: its irradiance spread over the disc's
+/// solid angle 2π(1 − cos r).
+#[inline]
+fn sun_disc(sun: &crate::shade::Sun, dir: Vec3) -> Vec3 {
+    let r = sun.angular_radius;
+    if r <= 0.0 || dir.dot(sun.direction) < r.cos() {
+        return Vec3::ZERO;
     }
-    scene.fog.apply(albedo * light, hit.t, sky)
+    sun.radiance / (std::f32::consts::TAU * (1.0 - r.cos()))
 }

@@ -54,3 +54,40 @@ mod tests {
         assert_ne!(sample_offset(3, 77, 5, 9), sample_offset(4, 77, 5, 9));
     }
 }
+
+/// Random numbers for one camera sample: uniform values in [0, 1) that are
+/// a pure function of (seed, pixel, sample, stream, index).
+#[derive(Debug, Clone, Copy)]
+pub struct SampleRng {
+    seed: u64,
+    key: u64,
+}
+
+/// Stream of the sun-disc sample.
+pub const STREAM_SUN: u64 = 0x5A_10;
+/// Stream of the sky-light directions.
+pub const STREAM_SKY: u64 = 0x5A_20;
+
+impl SampleRng {
+    /// The generator of sample `s` of `n` in pixel `pixel`.
+    #[inline]
+    pub fn new(seed: u64, pixel: u64, s: u32, n: u32) -> SampleRng {
+        SampleRng {
+            seed,
+            key: pixel.wrapping_mul(n as u64).wrapping_add(s as u64),
+        }
+    }
+
+    /// Two uniform values in [0, 1) for draw `index` of `stream`.
+    #[inline]
+    pub fn pair(&self, stream: u64, index: u32) -> (f32, f32) {
+        let h = hash3(
+            self.seed ^ self.key.wrapping_mul(0x9e37_79b9_7f4a_7c15),
+            stream,
+            index as u64,
+        );
+        let a = (h >> 40) as f32 * (1.0 / (1u32 << 24) as f32);
+        let b = ((h >> 16) & 0xFF_FFFF) as f32 * (1.0 / (1u32 << 24) as f32);
+        (a, b)
+    }
+}

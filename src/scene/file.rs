@@ -33,9 +33,12 @@ pub struct SceneFile {
     /// The sun: a directional light with hard shadows.
     #[serde(default)]
     pub sun: SunFile,
-    /// The sky seen by rays that miss and used as ambient light.
+    /// The sky seen by rays that miss and lighting the surfaces.
     #[serde(default)]
     pub sky: SkyFile,
+    /// Light from the sky with occlusion: hemisphere samples per hit.
+    #[serde(default)]
+    pub sky_light: SkyLightFile,
     /// Distance fog that fades into the sky colour.
     #[serde(default)]
     pub fog: FogFile,
@@ -352,9 +355,19 @@ pub struct SunFile {
     /// Irradiance on a surface facing the sun, 0..=1000. Default 6.
     #[serde(default = "default_intensity")]
     pub intensity: f64,
-    /// Linear RGB tint, each 0..=1. Default [1, 0.95, 0.88].
+    /// Linear RGB tint, each 0..=1. Default [1, 0.95, 0.88]; with the
+    /// `preetham` and `mars` skies the model's own colour multiplies it.
     #[serde(default = "default_sun_color")]
     pub color: [f64; 3],
+    /// Apparent diameter of the sun's disc, degrees, 0..=20; shadow rays
+    /// sample the disc, so larger suns cast softer shadows. 0 gives hard
+    /// shadows. Default 0.53 (the Sun seen from Earth).
+    #[serde(default = "default_angular_diameter")]
+    pub angular_diameter: f64,
+}
+
+fn default_angular_diameter() -> f64 {
+    0.53
 }
 
 fn default_elevation() -> f64 {
@@ -377,6 +390,7 @@ impl Default for SunFile {
             azimuth: default_azimuth(),
             intensity: default_intensity(),
             color: default_sun_color(),
+            angular_diameter: default_angular_diameter(),
         }
     }
 }
@@ -397,10 +411,67 @@ pub enum SkyFile {
         /// Linear RGB below the horizon. Default [0.3, 0.28, 0.25].
         #[serde(default = "default_ground")]
         ground: [f64; 3],
-        /// Strength of the sky as ambient light on surfaces, 0..=100. Default 0.6.
+        /// Strength of the sky's light on surfaces, 0..=100. Default 1.
         #[serde(default = "default_ambient")]
         ambient: f64,
     },
+    /// Preetham, Shirley and Smits' analytic daylight model; the sun's
+    /// colour follows from the same turbidity (red near the horizon).
+    Preetham {
+        /// Atmospheric turbidity, 1.7..=10 (2 very clear, 3 clear, 6 hazy). Default 3.
+        #[serde(default = "default_turbidity")]
+        turbidity: f64,
+        /// Multiplier on the sky's radiance, 0..=100. Default 1.
+        #[serde(default = "default_ambient")]
+        intensity: f64,
+        /// Strength of the sky's light on surfaces, 0..=100. Default 1.
+        #[serde(default = "default_ambient")]
+        ambient: f64,
+    },
+    /// Mars: a butterscotch dusty day sky, and a blue glow around a setting sun.
+    Mars {
+        /// Multiplier on the sky's radiance, 0..=100. Default 1.
+        #[serde(default = "default_ambient")]
+        intensity: f64,
+        /// Strength of the sky's light on surfaces, 0..=100. Default 1.
+        #[serde(default = "default_ambient")]
+        ambient: f64,
+    },
+}
+
+fn default_turbidity() -> f64 {
+    3.0
+}
+
+/// `sky_light`: light from the sky gathered over the hemisphere above each
+/// hit, with occlusion rays (ambient occlusion).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SkyLightFile {
+    /// Cosine-weighted directions per camera sample, 0..=256. 0 skips the
+    /// occlusion rays and lights surfaces with the unoccluded sky. Default 4.
+    #[serde(default = "default_sky_samples")]
+    pub samples: u32,
+    /// Occluders farther than this (world units) do not block the sky, > 0.
+    /// Default 40.
+    #[serde(default = "default_sky_distance")]
+    pub distance: f64,
+}
+
+fn default_sky_samples() -> u32 {
+    4
+}
+fn default_sky_distance() -> f64 {
+    40.0
+}
+
+impl Default for SkyLightFile {
+    fn default() -> Self {
+        SkyLightFile {
+            samples: default_sky_samples(),
+            distance: default_sky_distance(),
+        }
+    }
 }
 
 fn default_zenith() -> [f64; 3] {
@@ -413,7 +484,7 @@ fn default_ground() -> [f64; 3] {
     [0.3, 0.28, 0.25]
 }
 fn default_ambient() -> f64 {
-    0.6
+    1.0
 }
 
 impl Default for SkyFile {
@@ -427,16 +498,24 @@ impl Default for SkyFile {
     }
 }
 
-/// `fog`: exponential distance fog toward the sky colour.
+/// `fog`: exponential fog toward the sky colour, thinning with height.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FogFile {
     /// Extinction per world unit, 0..=10; 0 turns fog off. Default 0.004.
     #[serde(default = "default_fog_density")]
     pub density: f64,
-    /// Linear RGB fog colour; default: the sky colour in the view direction.
+    /// Linear RGB fog colour; default: the sky colour in the view direction
+    /// (aerial perspective).
     #[serde(default)]
     pub color: Option<[f64; 3]>,
+    /// Height fog: the density falls by e for every 1/`height_falloff` units
+    /// above `base_height`, 0..=10. 0 (default) is uniform fog.
+    #[serde(default)]
+    pub height_falloff: f64,
+    /// Height at which the fog has `density`, world units. Default 0.
+    #[serde(default)]
+    pub base_height: f64,
 }
 
 fn default_fog_density() -> f64 {
@@ -448,6 +527,8 @@ impl Default for FogFile {
         FogFile {
             density: default_fog_density(),
             color: None,
+            height_falloff: 0.0,
+            base_height: 0.0,
         }
     }
 }

@@ -13,7 +13,7 @@ pub use file::{FisheyeCircle, FisheyeMapping, SceneFile, Tonemap};
 
 use crate::camera::{Camera, Projection};
 use crate::error::{Error, Result};
-use crate::shade::{Fog, Material, Sky, Sun};
+use crate::shade::{Fog, Material, Sky, SkyLight, Sun};
 use crate::terrain::Generator;
 
 /// The built-in default scene (`scenes/rocky-valley.json`).
@@ -50,6 +50,8 @@ pub struct Scene {
     pub sun: Sun,
     /// The sky.
     pub sky: Sky,
+    /// Sky light sampling.
+    pub sky_light: SkyLight,
     /// Fog.
     pub fog: Fog,
 }
@@ -147,10 +149,20 @@ impl Scene {
     }
 }
 
+/// Edits applied to the raw scene before validation (command-line values
+/// that the checked scene derives other values from, such as the sun).
+pub type RawEdit<'a> = &'a dyn Fn(&mut SceneFile);
+
 /// Parses and validates scene text; `file` names it in errors and `dir` is
 /// where relative paths resolve.
 pub fn parse(src: &str, file: &str, dir: &Path) -> Result<Scene> {
-    let raw = validate::deserialize(src, file)?;
+    parse_with(src, file, dir, &|_| {})
+}
+
+/// [`parse`] with `edit` applied to the raw scene before validation.
+pub fn parse_with(src: &str, file: &str, dir: &Path, edit: RawEdit) -> Result<Scene> {
+    let mut raw = validate::deserialize(src, file)?;
+    edit(&mut raw);
     let scene = validate::validate(&raw, dir).map_err(|e| e.into_error(src, file))?;
     scene.check_memory(file, Some(src))?;
     Ok(scene)
@@ -158,6 +170,11 @@ pub fn parse(src: &str, file: &str, dir: &Path) -> Result<Scene> {
 
 /// Reads, parses and validates a scene file.
 pub fn load(path: &Path) -> Result<Scene> {
+    load_with(path, &|_| {})
+}
+
+/// [`load`] with `edit` applied to the raw scene before validation.
+pub fn load_with(path: &Path, edit: RawEdit) -> Result<Scene> {
     let src = std::fs::read_to_string(path).map_err(|source| Error::Io {
         path: path.to_path_buf(),
         source,
@@ -166,11 +183,15 @@ pub fn load(path: &Path) -> Result<Scene> {
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from("."));
-    parse(&src, &path.display().to_string(), &dir)
+    parse_with(&src, &path.display().to_string(), &dir, edit)
 }
 
 /// The built-in default scene, validated.
 pub fn default_scene() -> Scene {
-    parse(DEFAULT_SCENE, DEFAULT_SCENE_NAME, Path::new("scenes"))
-        .expect("the built-in scene is valid")
+    default_scene_with(&|_| {}).expect("the built-in scene is valid")
+}
+
+/// The built-in default scene with `edit` applied before validation.
+pub fn default_scene_with(edit: RawEdit) -> Result<Scene> {
+    parse_with(DEFAULT_SCENE, DEFAULT_SCENE_NAME, Path::new("scenes"), edit)
 }

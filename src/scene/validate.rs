@@ -14,7 +14,8 @@ use super::{
 };
 use crate::camera::Projection;
 use crate::error::Error;
-use crate::shade::{Fog, Material, Sky, Sun};
+use crate::shade::sky::{sun_transmittance, Mars, Preetham};
+use crate::shade::{Fog, Material, Sky, SkyLight, Sun};
 use crate::terrain::{DiamondSquare, FaultLine, Generator};
 
 /// A value that failed validation: where and why.
@@ -200,8 +201,11 @@ pub fn validate(raw: &SceneFile, _dir: &Path) -> Check<Scene> {
     let image = validate_image(&raw.image)?;
     let camera = validate_camera(&raw.camera)?;
     let terrain = validate_terrain(&raw.terrain)?;
-    let sun = validate_sun(&raw.sun)?;
-    let sky = validate_sky(&raw.sky)?;
+    let (sun, sky) = validate_sun_and_sky(&raw.sun, &raw.sky)?;
+    let sky_light = SkyLight {
+        samples: count("sky_light.samples", raw.sky_light.samples, 0, 256)?,
+        distance: above("sky_light.distance", raw.sky_light.distance, 0.0, 1e7)? as f32,
+    };
     let fog = Fog {
         density: within("fog.density", raw.fog.density, 0.0, 10.0)? as f32,
         color: raw
@@ -209,6 +213,8 @@ pub fn validate(raw: &SceneFile, _dir: &Path) -> Check<Scene> {
             .color
             .map(|c| color("fog.color", c, 100.0))
             .transpose()?,
+        height_falloff: within("fog.height_falloff", raw.fog.height_falloff, 0.0, 10.0)? as f32,
+        base_height: within("fog.base_height", raw.fog.base_height, -1e7, 1e7)? as f32,
     };
     Ok(Scene {
         image,
@@ -217,6 +223,7 @@ pub fn validate(raw: &SceneFile, _dir: &Path) -> Check<Scene> {
         terrain,
         sun,
         sky,
+        sky_light,
         fog,
     })
 }
@@ -390,28 +397,56 @@ fn validate_diamond_square(p: &DiamondSquare) -> Check<DiamondSquare> {
     Ok(p.clone())
 }
 
-fn validate_sun(f: &SunFile) -> Check<Sun> {
-    let elevation = within("sun.elevation", f.elevation, -90.0, 90.0)?.to_radians() as f32;
-    let azimuth = finite("sun.azimuth", f.azimuth)?.to_radians() as f32;
+/// The sun and the sky together: the physical skies also colour the sun.
+fn validate_sun_and_sky(f: &SunFile, sky: &SkyFile) -> Check<(Sun, Sky)> {
+    let elevation = within("sun.elevation", f.elevation, -90.0, 90.0)?.to_radians();
+    let azimuth = finite("sun.azimuth", f.azimuth)?.to_radians();
     let intensity = within("sun.intensity", f.intensity, 0.0, 1000.0)? as f32;
-    Ok(Sun {
-        direction: Sun::direction_from(elevation, azimuth),
-        radiance: color("sun.color", f.color, 1.0)? * intensity,
-    })
-}
-
-fn validate_sky(f: &SkyFile) -> Check<Sky> {
-    Ok(match *f {
+    let diameter = within("sun.angular_diameter", f.angular_diameter, 0.0, 20.0)?;
+    let direction = Sun::direction_from(elevation as f32, azimuth as f32);
+    let tint = color("sun.color", f.color, 1.0)?;
+    let (sky, model_tint) = match *sky {
         SkyFile::Gradient {
             zenith,
             horizon,
             ground,
             ambient,
-        } => Sky::Gradient {
-            zenith: color("sky.zenith", zenith, 100.0)?,
-            horizon: color("sky.horizon", horizon, 100.0)?,
-            ground: color("sky.ground", ground, 100.0)?,
-            ambient: within("sky.ambient", ambient, 0.0, 100.0)? as f32,
-        },
-    })
+        } => (
+            Sky::Gradient {
+                zenith: color("sky.zenith", zenith, 100.0)?,
+                horizon: color("sky.horizon", horizon, 100.0)?,
+                ground: color("sky.ground", ground, 100.0)?,
+                ambient: within("sky.ambient", ambient, 0.0, 100.0)? as f32,
+            },
+            Vec3::ONE,
+        ),
+        SkyFile::Preetham {
+            turbidity,
+            intensity,
+            ambient,
+        } => {
+            let t = within("sky.turbidity", turbidity, 1.7, 10.0)?;
+            let sky = Preetham::new(
+                direction,
+                t,
+                within("sky.intensity", intensity, 0.0, 100.0)?,
+                within("sky.ambient", ambient, 0.0, 100.0)? as f32,
+            );
+            (Sky::Preetham(sky), sun_transmittance(elevation, t))
+        }
+        SkyFile::Mars { intensity, ambient } => (
+            Sky::Mars(Mars {
+                sun: direction,
+                intensity: within("sky.intensity", intensity, 0.0, 100.0)? as f32,
+                ambient: within("sky.ambient", ambient, 0.0, 100.0)? as f32,
+            }),
+            Mars::sun_tint(elevation),
+        ),
+    };
+    let sun = Sun {
+        direction,
+        radiance: tint * model_tint * intensity,
+        angular_radius: (diameter / 2.0).to_radians() as f32,
+    };
+    Ok((sun, sky))
 }

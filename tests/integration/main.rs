@@ -3,6 +3,7 @@
 mod bad_input;
 mod cli;
 mod diff;
+mod light;
 mod projections;
 mod references;
 mod support;
