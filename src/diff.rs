@@ -13,6 +13,7 @@ use image::{DynamicImage, Rgba, RgbaImage};
 use serde::Serialize;
 
 use crate::error::{Error, Result};
+use crate::shade::tonemap;
 use crate::text;
 
 /// An image loaded for comparison: RGBA, each channel in [0, 1].
@@ -30,7 +31,7 @@ pub struct DiffImage {
     pub rgb8: image::RgbImage,
 }
 
-/// Reads an 8- or 16-bit PNG (any format the `image` crate reads).
+/// Reads an 8- or 16-bit PNG or an EXR (any format the `image` crate reads).
 pub fn load(path: &Path) -> Result<DiffImage> {
     let img = image::open(path).map_err(|source| Error::Image {
         path: path.to_path_buf(),
@@ -39,16 +40,31 @@ pub fn load(path: &Path) -> Result<DiffImage> {
     Ok(from_image(&img))
 }
 
-/// Converts a decoded image.
+/// Converts a decoded image. Float images (EXR) hold linear values: the
+/// metrics compare them as they are, and FLIP sees them sRGB-encoded and
+/// clamped to [0, 1] (LDR-FLIP of the image as a PNG would show it).
 pub fn from_image(img: &DynamicImage) -> DiffImage {
     let has_alpha = img.color().has_alpha();
     let rgba = img.to_rgba32f();
+    let is_float = matches!(
+        img,
+        DynamicImage::ImageRgb32F(_) | DynamicImage::ImageRgba32F(_)
+    );
+    let rgb8 = if is_float {
+        image::RgbImage::from_fn(img.width(), img.height(), |x, y| {
+            let p = rgba.get_pixel(x, y);
+            let code = |v: f32| tonemap::to_u8(tonemap::srgb_encode(v.clamp(0.0, 1.0)));
+            image::Rgb([code(p[0]), code(p[1]), code(p[2])])
+        })
+    } else {
+        img.to_rgb8()
+    };
     DiffImage {
         width: img.width(),
         height: img.height(),
         has_alpha,
         pixels: rgba.pixels().map(|p| p.0).collect(),
-        rgb8: img.to_rgb8(),
+        rgb8,
     }
 }
 

@@ -162,3 +162,24 @@ fn sixteen_bit_pngs_are_compared_at_full_precision() {
     let max_r = r["metrics"]["max_abs"][0].as_f64().unwrap();
     assert!((max_r - 1.0 / 65535.0).abs() < 1e-9, "{max_r}");
 }
+
+#[test]
+fn exr_renders_are_compared_as_linear_floats() {
+    let (dir, scene) = scene_dir("s.json", SMALL_SCENE);
+    let s = scene.to_str().unwrap();
+    for (out, seed) in [("a.exr", "3"), ("b.exr", "4")] {
+        let r = run_in(dir.path(), &["render", s, "-o", out, "-q", "--seed", seed]);
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    }
+    let same = run_in(dir.path(), &["diff", "a.exr", "a.exr", "-q"]);
+    assert_eq!(same.status.code(), Some(0));
+    let other = run_in(
+        dir.path(),
+        &["diff", "a.exr", "b.exr", "--json", "r.json", "-q"],
+    );
+    assert_eq!(other.status.code(), Some(1));
+    let r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("r.json")).unwrap()).unwrap();
+    assert_eq!(r["metrics"]["channels"], 4, "EXR carries alpha");
+    assert!(r["metrics"]["flip_mean"].as_f64().unwrap() > 0.0);
+}
