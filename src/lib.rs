@@ -15,10 +15,12 @@ pub mod hash;
 pub mod mesh;
 pub mod output;
 pub mod render;
+pub mod rock;
 pub mod scene;
 pub mod shade;
 pub mod terrain;
 pub mod text;
+pub mod texture;
 pub mod world;
 
 pub use error::{Error, Result};

@@ -45,6 +45,8 @@ enum Command {
     /// Compare a result image with a reference: metrics, FLIP, heat map,
     /// report. Exit 0 when equal within tolerance, 1 when different, 2 on error.
     Diff(DiffArgs),
+    /// Generate a texture (the cobblestone displacement map and its albedo).
+    Texture(TextureArgs),
     /// Validate a scene file without rendering; prints a one-line summary.
     Check {
         /// Scene file (JSON).
@@ -119,6 +121,35 @@ struct ProjectionArgs {
     /// Orthographic view width, world units.
     #[arg(long, allow_negative_numbers = true)]
     ortho_width: Option<f64>,
+}
+
+#[derive(clap::Args)]
+struct TextureArgs {
+    /// Which texture: `cobblestone` (tileable Worley stones with mortar gaps).
+    #[arg(value_enum)]
+    kind: TextureKind,
+    /// Output PNG: 16-bit grayscale heights (0 mortar, 1 stone tops).
+    #[arg(short, long)]
+    output: PathBuf,
+    /// Also write the matching colour map (8-bit RGB, linear reflectance).
+    #[arg(long)]
+    albedo: Option<PathBuf>,
+    /// Side of the square texture, pixels.
+    #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u32).range(8..=8192))]
+    size: u32,
+    /// Seed of the stone layout and colours.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Approximate number of stones (rounded to a square number).
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(4..=65536))]
+    stones: u32,
+}
+
+/// Generated textures.
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum TextureKind {
+    /// Rounded stones separated by darker mortar gaps.
+    Cobblestone,
 }
 
 #[derive(clap::Args)]
@@ -216,6 +247,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Render(args) => render_command(args),
         Command::Compare(args) => compare_command(args),
         Command::Diff(args) => diff_command(args),
+        Command::Texture(args) => texture_command(args),
         Command::Check { scene } => {
             let s = scene::load(&scene)?;
             let [w, h] = s.terrain.resolution;
@@ -440,6 +472,26 @@ fn diff_command(args: DiffArgs) -> Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+fn texture_command(args: TextureArgs) -> Result<ExitCode> {
+    output::check_writable(&args.output)?;
+    if let Some(a) = &args.albedo {
+        output::check_writable(a)?;
+    }
+    let maps = match args.kind {
+        TextureKind::Cobblestone => scree::texture::cobblestone::Cobblestone {
+            size: args.size,
+            seed: args.seed,
+            stones: args.stones,
+        }
+        .generate(),
+    };
+    output::write_png(&maps.height_image(), &args.output)?;
+    if let Some(a) = &args.albedo {
+        output::write_png(&maps.albedo_image(), a)?;
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// A rayon pool with `threads` workers (default: one per core).

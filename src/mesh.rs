@@ -30,6 +30,24 @@ impl TriangleMesh {
             .collect()
     }
 
+    /// Appends `other`'s vertices and triangles. A mesh without normals gets
+    /// zero normals for its vertices so that the list stays per-vertex (the
+    /// caller marks its triangles flat).
+    pub fn append(&mut self, other: &TriangleMesh) {
+        let base = self.positions.len() as u32;
+        if self.normals.len() < self.positions.len() {
+            self.normals.resize(self.positions.len(), Vec3::ZERO);
+        }
+        self.positions.extend_from_slice(&other.positions);
+        if other.normals.is_empty() {
+            self.normals.resize(self.positions.len(), Vec3::ZERO);
+        } else {
+            self.normals.extend_from_slice(&other.normals);
+        }
+        self.indices
+            .extend(other.indices.iter().map(|t| t.map(|v| v + base)));
+    }
+
     /// The unit geometric normal of triangle `t` (Vec3::Y if degenerate).
     pub fn face_normal(&self, t: usize) -> Vec3 {
         let [a, b, c] = self.indices[t].map(|v| self.positions[v as usize]);

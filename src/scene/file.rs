@@ -30,7 +30,13 @@ pub struct SceneFile {
     /// The terrain: extent, grid, generator and material.
     #[serde(default)]
     pub terrain: TerrainFile,
-    /// The sun: a directional light with hard shadows.
+    /// Rocks placed one by one.
+    #[serde(default)]
+    pub rocks: Vec<RockFile>,
+    /// Rocks scattered over the terrain from a seed.
+    #[serde(default)]
+    pub scatter: Option<ScatterFile>,
+    /// The sun: a directional light with soft shadows.
     #[serde(default)]
     pub sun: SunFile,
     /// The sky seen by rays that miss and lighting the surfaces.
@@ -531,4 +537,172 @@ impl Default for FogFile {
             base_height: 0.0,
         }
     }
+}
+
+/// One rock: a displaced UV sphere or ellipsoid (see [`crate::rock`]).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RockFile {
+    /// Centre, world units. Required.
+    pub center: [f64; 3],
+    /// Radius, world units, > 0. Required.
+    pub radius: f64,
+    /// Per-axis scale of the radius, each > 0 (an ellipsoid). Default [1, 1, 1].
+    #[serde(default = "default_scale")]
+    pub scale: [f64; 3],
+    /// Rotation, degrees about x, then y, then z. Default [0, 0, 0].
+    #[serde(default)]
+    pub rotation: [f64; 3],
+    /// Put the centre on the terrain under it (ignoring `center[1]`), sunk by
+    /// `sink` of the rock's height. Default false.
+    #[serde(default)]
+    pub rest_on_terrain: bool,
+    /// With `rest_on_terrain`: fraction of the rock's height below the
+    /// ground, 0..=1. Default 0.25.
+    #[serde(default = "default_sink")]
+    pub sink: f64,
+    /// Latitude bands, 2..=1024. Default 48.
+    #[serde(default = "default_stacks")]
+    pub stacks: u32,
+    /// Longitude segments, 3..=2048. Default 96.
+    #[serde(default = "default_slices")]
+    pub slices: u32,
+    /// Displacement map; none leaves the ellipsoid smooth.
+    #[serde(default)]
+    pub displacement: Option<DisplacementFile>,
+    /// Surface colour. Default a grey [0.35, 0.33, 0.3].
+    #[serde(default)]
+    pub material: RockMaterialFile,
+    /// `smooth` (recomputed vertex normals, default) or `flat` faces.
+    #[serde(default)]
+    pub normals: NormalsFile,
+    /// Trace the exact ellipsoid instead of triangles (no displacement).
+    /// Default false.
+    #[serde(default)]
+    pub analytic: bool,
+}
+
+fn default_scale() -> [f64; 3] {
+    [1.0, 1.0, 1.0]
+}
+fn default_sink() -> f64 {
+    0.25
+}
+fn default_stacks() -> u32 {
+    48
+}
+fn default_slices() -> u32 {
+    96
+}
+
+/// `displacement`: vertices move along their undisplaced normals by
+/// `scale · (texel − bias)`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DisplacementFile {
+    /// Grayscale image (luminance of RGB; 8- or 16-bit PNG), relative to the
+    /// scene file's folder. Required.
+    pub texture: String,
+    /// World units per unit of (texel − bias) for listed rocks; a fraction
+    /// of each rock's radius for `scatter`. -1e3..=1e3. Default 0.1.
+    #[serde(default = "default_displacement_scale")]
+    pub scale: f64,
+    /// Texel value that leaves the surface in place, 0..=1. Default 0.5.
+    #[serde(default = "default_bias")]
+    pub bias: f64,
+    /// `nearest` or `bilinear` (default).
+    #[serde(default)]
+    pub filter: crate::texture::Filter,
+}
+
+fn default_displacement_scale() -> f64 {
+    0.1
+}
+fn default_bias() -> f64 {
+    0.5
+}
+
+/// A rock's colour.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum RockMaterialFile {
+    /// One colour.
+    Albedo {
+        /// Linear RGB reflectance, each 0..=1.
+        color: [f64; 3],
+    },
+    /// Colour from an image wrapped around the rock with the displacement's
+    /// (u, v), e.g. the cobblestone albedo.
+    Texture {
+        /// RGB image (values used as linear reflectance), relative to the
+        /// scene file's folder.
+        texture: String,
+    },
+}
+
+impl Default for RockMaterialFile {
+    fn default() -> Self {
+        RockMaterialFile::Albedo {
+            color: [0.35, 0.33, 0.3],
+        }
+    }
+}
+
+/// `scatter`: many rocks placed from a seed, resting on the terrain.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScatterFile {
+    /// Number of rocks, 0..=20000. Default 40.
+    #[serde(default = "default_count")]
+    pub count: u32,
+    /// Radius range [min, max], world units, 0 < min <= max. Default [0.5, 2].
+    #[serde(default = "default_radius_range")]
+    pub radius: [f64; 2],
+    /// Vertical scale range [min, max], each in (0, 4]. Default [0.5, 0.9].
+    #[serde(default = "default_squash")]
+    pub squash: [f64; 2],
+    /// Seed of the placement. Default 0.
+    #[serde(default)]
+    pub seed: u64,
+    /// Fraction of each rock's height below the ground, 0..=1. Default 0.25.
+    #[serde(default = "default_sink")]
+    pub sink: f64,
+    /// Keep rocks from intersecting each other. Default true.
+    #[serde(default = "default_true")]
+    pub avoid_overlap: bool,
+    /// Extent [x, z] of the scattered area, centred on the origin; default
+    /// the terrain's size.
+    #[serde(default)]
+    pub area: Option<[f64; 2]>,
+    /// Latitude bands of the shared mesh, 2..=1024. Default 16.
+    #[serde(default = "default_scatter_stacks")]
+    pub stacks: u32,
+    /// Longitude segments of the shared mesh, 3..=2048. Default 32.
+    #[serde(default = "default_scatter_slices")]
+    pub slices: u32,
+    /// Displacement of the shared mesh (`scale` as a fraction of the radius).
+    #[serde(default)]
+    pub displacement: Option<DisplacementFile>,
+    /// Surface colour of every scattered rock.
+    #[serde(default)]
+    pub material: RockMaterialFile,
+}
+
+fn default_count() -> u32 {
+    40
+}
+fn default_radius_range() -> [f64; 2] {
+    [0.5, 2.0]
+}
+fn default_squash() -> [f64; 2] {
+    [0.5, 0.9]
+}
+fn default_true() -> bool {
+    true
+}
+fn default_scatter_stacks() -> u32 {
+    16
+}
+fn default_scatter_slices() -> u32 {
+    32
 }

@@ -13,8 +13,12 @@ pub use file::{FisheyeCircle, FisheyeMapping, SceneFile, Tonemap};
 
 use crate::camera::{Camera, Projection};
 use crate::error::{Error, Result};
+use crate::rock::scatter::ScatterParams;
+use crate::rock::{Displacement, Placement, UvSphere};
 use crate::shade::{Fog, Material, Sky, SkyLight, Sun};
 use crate::terrain::Generator;
+use crate::texture::Texture;
+use std::sync::Arc;
 
 /// The built-in default scene (`scenes/rocky-valley.json`).
 pub const DEFAULT_SCENE: &str = include_str!("../../scenes/rocky-valley.json");
@@ -46,6 +50,10 @@ pub struct Scene {
     pub camera: CameraSettings,
     /// Terrain description.
     pub terrain: TerrainSettings,
+    /// Rocks placed one by one.
+    pub rocks: Vec<RockSpec>,
+    /// Rocks scattered from a seed.
+    pub scatter: Option<ScatterSpec>,
     /// The sun.
     pub sun: Sun,
     /// The sky.
@@ -101,6 +109,66 @@ pub struct TerrainSettings {
     pub smooth: bool,
 }
 
+/// A checked rock.
+#[derive(Debug, Clone)]
+pub struct RockSpec {
+    /// Placement (with `rest_on_terrain`, the centre's y is set when the
+    /// terrain exists).
+    pub place: Placement,
+    /// `Some(sink)` to rest on the terrain.
+    pub rest_sink: Option<f32>,
+    /// Latitude bands.
+    pub stacks: u32,
+    /// Longitude segments.
+    pub slices: u32,
+    /// Displacement (world units).
+    pub displacement: Option<Displacement>,
+    /// Colour.
+    pub material: RockMaterial,
+    /// Flat faces instead of recomputed smooth normals.
+    pub flat: bool,
+    /// Traced as an exact ellipsoid.
+    pub analytic: bool,
+}
+
+/// A rock's checked colour.
+#[derive(Debug, Clone)]
+pub enum RockMaterial {
+    /// One colour.
+    Albedo(Vec3),
+    /// A texture wrapped by (u, v).
+    Texture(Arc<Texture>),
+}
+
+/// Checked scatter settings.
+#[derive(Debug, Clone)]
+pub struct ScatterSpec {
+    /// Placement parameters.
+    pub params: ScatterParams,
+    /// Latitude bands of the shared mesh.
+    pub stacks: u32,
+    /// Longitude segments of the shared mesh.
+    pub slices: u32,
+    /// Displacement (fraction of the radius).
+    pub displacement: Option<Displacement>,
+    /// Colour.
+    pub material: RockMaterial,
+}
+
+/// Triangles of all rocks of a scene (analytic ones have none).
+fn rock_triangles(scene: &Scene) -> u64 {
+    let listed: u64 = scene
+        .rocks
+        .iter()
+        .filter(|r| !r.analytic)
+        .map(|r| UvSphere::triangle_count(r.stacks, r.slices) as u64)
+        .sum();
+    let scattered = scene.scatter.as_ref().map_or(0, |s| {
+        s.params.count as u64 * UvSphere::triangle_count(s.stacks, s.slices) as u64
+    });
+    listed + scattered
+}
+
 impl Scene {
     /// The camera for this scene's image size.
     pub fn camera(&self) -> Camera {
@@ -118,7 +186,7 @@ impl Scene {
     /// Estimated peak memory of a render, bytes.
     pub fn memory_estimate(&self) -> u64 {
         let [w, h] = self.terrain.resolution;
-        let tris = 2 * (w as u64 - 1) * (h as u64 - 1);
+        let tris = 2 * (w as u64 - 1) * (h as u64 - 1) + rock_triangles(self);
         tris * BYTES_PER_TRIANGLE
             + self.image.width as u64 * self.image.height as u64 * BYTES_PER_PIXEL
     }
@@ -135,10 +203,11 @@ impl Scene {
                 path: path.to_string(),
                 line: src.and_then(|s| locate::locate(s, &locate::parse_path(path))),
                 message: format!(
-                    "this scene needs about {:.1} GiB ({}×{} terrain, {}×{} image), over the {:.0} GiB limit; lower terrain.resolution or the image size",
+                    "this scene needs about {:.1} GiB ({}×{} terrain, {} rock triangles, {}×{} image), over the {:.0} GiB limit; lower terrain.resolution, the rocks' tessellation or the image size",
                     gib(need),
                     self.terrain.resolution[0],
                     self.terrain.resolution[1],
+                    rock_triangles(self),
                     self.image.width,
                     self.image.height,
                     gib(MEMORY_LIMIT)

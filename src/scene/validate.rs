@@ -9,14 +9,18 @@ use glam::Vec3;
 use super::file::*;
 use super::locate::{locate, locate_string, parse_path};
 use super::{
-    CameraSettings, ImageSettings, Scene, TerrainSettings, MAX_IMAGE_SIDE, MAX_SAMPLES,
-    MAX_TERRAIN_SIDE,
+    CameraSettings, ImageSettings, RockMaterial, RockSpec, ScatterSpec, Scene, TerrainSettings,
+    MAX_IMAGE_SIDE, MAX_SAMPLES, MAX_TERRAIN_SIDE,
 };
 use crate::camera::Projection;
 use crate::error::Error;
+use crate::rock::scatter::ScatterParams;
+use crate::rock::{Displacement, Placement};
 use crate::shade::sky::{sun_transmittance, Mars, Preetham};
 use crate::shade::{Fog, Material, Sky, SkyLight, Sun};
 use crate::terrain::{DiamondSquare, FaultLine, Generator};
+use crate::texture::Texture;
+use std::sync::Arc;
 
 /// A value that failed validation: where and why.
 #[derive(Debug, Clone, PartialEq)]
@@ -196,11 +200,24 @@ fn color(path: &str, v: [f64; 3], max: f64) -> Check<Vec3> {
     Ok(Vec3::new(v[0] as f32, v[1] as f32, v[2] as f32))
 }
 
-/// Checks every value of `raw`; relative paths resolve against `_dir`.
-pub fn validate(raw: &SceneFile, _dir: &Path) -> Check<Scene> {
+/// Checks every value of `raw` and loads its textures; relative paths
+/// resolve against `dir`.
+pub fn validate(raw: &SceneFile, dir: &Path) -> Check<Scene> {
     let image = validate_image(&raw.image)?;
     let camera = validate_camera(&raw.camera)?;
     let terrain = validate_terrain(&raw.terrain)?;
+    let mut textures = TextureCache::new(dir);
+    let rocks = raw
+        .rocks
+        .iter()
+        .enumerate()
+        .map(|(i, r)| validate_rock(&format!("rocks[{i}]"), r, &mut textures))
+        .collect::<Check<Vec<_>>>()?;
+    let scatter = raw
+        .scatter
+        .as_ref()
+        .map(|s| validate_scatter(s, &terrain, &mut textures))
+        .transpose()?;
     let (sun, sky) = validate_sun_and_sky(&raw.sun, &raw.sky)?;
     let sky_light = SkyLight {
         samples: count("sky_light.samples", raw.sky_light.samples, 0, 256)?,
@@ -221,6 +238,8 @@ pub fn validate(raw: &SceneFile, _dir: &Path) -> Check<Scene> {
         seed: raw.seed,
         camera,
         terrain,
+        rocks,
+        scatter,
         sun,
         sky,
         sky_light,
@@ -449,4 +468,164 @@ fn validate_sun_and_sky(f: &SunFile, sky: &SkyFile) -> Check<(Sun, Sky)> {
         angular_radius: (diameter / 2.0).to_radians() as f32,
     };
     Ok((sun, sky))
+}
+
+/// Textures loaded once per file.
+struct TextureCache<'a> {
+    dir: &'a Path,
+    loaded: Vec<(std::path::PathBuf, Arc<Texture>)>,
+}
+
+impl<'a> TextureCache<'a> {
+    fn new(dir: &'a Path) -> Self {
+        TextureCache {
+            dir,
+            loaded: Vec::new(),
+        }
+    }
+
+    /// The texture at `file` (relative to the scene's folder).
+    fn get(&mut self, path: &str, file: &str) -> Check<Arc<Texture>> {
+        if file.is_empty() {
+            return Err(Invalid::new(path, "must name an image file"));
+        }
+        let full = self.dir.join(file);
+        if let Some((_, t)) = self.loaded.iter().find(|(p, _)| *p == full) {
+            return Ok(t.clone());
+        }
+        let t = Texture::load(&full)
+            .map_err(|e| Invalid::new(path, format!("cannot read the texture: {e}")))?;
+        if t.width == 0 || t.height == 0 {
+            return Err(Invalid::new(
+                path,
+                format!("{} has no pixels", full.display()),
+            ));
+        }
+        let t = Arc::new(t);
+        self.loaded.push((full, t.clone()));
+        Ok(t)
+    }
+}
+
+fn validate_displacement(
+    path: &str,
+    d: &DisplacementFile,
+    textures: &mut TextureCache,
+) -> Check<Displacement> {
+    Ok(Displacement {
+        texture: textures.get(&format!("{path}.texture"), &d.texture)?,
+        scale: within(&format!("{path}.scale"), d.scale, -1e3, 1e3)? as f32,
+        bias: within(&format!("{path}.bias"), d.bias, 0.0, 1.0)? as f32,
+        filter: d.filter,
+    })
+}
+
+fn validate_rock_material(
+    path: &str,
+    m: &RockMaterialFile,
+    textures: &mut TextureCache,
+) -> Check<RockMaterial> {
+    Ok(match m {
+        RockMaterialFile::Albedo { color: c } => {
+            RockMaterial::Albedo(color(&format!("{path}.color"), *c, 1.0)?)
+        }
+        RockMaterialFile::Texture { texture } => {
+            RockMaterial::Texture(textures.get(&format!("{path}.texture"), texture)?)
+        }
+    })
+}
+
+fn tessellation(path: &str, stacks: u32, slices: u32) -> Check<(u32, u32)> {
+    Ok((
+        count(&format!("{path}.stacks"), stacks, 2, 1024)?,
+        count(&format!("{path}.slices"), slices, 3, 2048)?,
+    ))
+}
+
+fn validate_rock(path: &str, r: &RockFile, textures: &mut TextureCache) -> Check<RockSpec> {
+    let center = vec3(&format!("{path}.center"), r.center)?;
+    let radius = above(&format!("{path}.radius"), r.radius, 0.0, 1e6)? as f32;
+    let mut scale = [0.0f32; 3];
+    for (k, s) in scale.iter_mut().enumerate() {
+        *s = above(&format!("{path}.scale[{k}]"), r.scale[k], 0.0, 1e3)? as f32;
+    }
+    let rot = vec3(&format!("{path}.rotation"), r.rotation)?;
+    let rotation = glam::Quat::from_euler(
+        glam::EulerRot::ZYX,
+        rot.z.to_radians(),
+        rot.y.to_radians(),
+        rot.x.to_radians(),
+    );
+    let (stacks, slices) = tessellation(path, r.stacks, r.slices)?;
+    let displacement = r
+        .displacement
+        .as_ref()
+        .map(|d| validate_displacement(&format!("{path}.displacement"), d, textures))
+        .transpose()?;
+    if r.analytic && displacement.is_some() {
+        return Err(Invalid::new(
+            format!("{path}.analytic"),
+            "an analytic rock is an exact ellipsoid and cannot be displaced; remove `displacement` or `analytic`",
+        ));
+    }
+    let sink = within(&format!("{path}.sink"), r.sink, 0.0, 1.0)? as f32;
+    Ok(RockSpec {
+        place: Placement {
+            center,
+            radius,
+            scale: Vec3::from_array(scale),
+            rotation,
+            pre_rotation: glam::Quat::IDENTITY,
+        },
+        rest_sink: r.rest_on_terrain.then_some(sink),
+        stacks,
+        slices,
+        displacement,
+        material: validate_rock_material(&format!("{path}.material"), &r.material, textures)?,
+        flat: r.normals == NormalsFile::Flat,
+        analytic: r.analytic,
+    })
+}
+
+fn validate_scatter(
+    s: &ScatterFile,
+    terrain: &TerrainSettings,
+    textures: &mut TextureCache,
+) -> Check<ScatterSpec> {
+    let p = "scatter";
+    let count = count(&format!("{p}.count"), s.count, 0, 20_000)?;
+    let r0 = above(&format!("{p}.radius[0]"), s.radius[0], 0.0, 1e6)?;
+    let r1 = within(&format!("{p}.radius[1]"), s.radius[1], r0, 1e6)?;
+    let q0 = above(&format!("{p}.squash[0]"), s.squash[0], 0.0, 4.0)?;
+    let q1 = within(&format!("{p}.squash[1]"), s.squash[1], q0, 4.0)?;
+    let area = match s.area {
+        Some(a) => [
+            above(&format!("{p}.area[0]"), a[0], 0.0, 1e7)? as f32,
+            above(&format!("{p}.area[1]"), a[1], 0.0, 1e7)? as f32,
+        ],
+        None => terrain.size,
+    };
+    let (stacks, slices) = tessellation(p, s.stacks, s.slices)?;
+    let displacement = s
+        .displacement
+        .as_ref()
+        .map(|d| validate_displacement(&format!("{p}.displacement"), d, textures))
+        .transpose()?;
+    let margin = displacement.as_ref().map_or(0.0, Displacement::max_outward);
+    Ok(ScatterSpec {
+        params: ScatterParams {
+            count,
+            radius: [r0 as f32, r1 as f32],
+            squash: [q0 as f32, q1 as f32],
+            sink: within(&format!("{p}.sink"), s.sink, 0.0, 1.0)? as f32,
+            avoid_overlap: s.avoid_overlap,
+            area,
+            seed: s.seed,
+            margin,
+        },
+        stacks,
+        slices,
+        displacement,
+        material: validate_rock_material(&format!("{p}.material"), &s.material, textures)?,
+    })
 }

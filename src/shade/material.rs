@@ -1,6 +1,10 @@
 //! Surface reflectance.
 
-use glam::Vec3;
+use std::sync::Arc;
+
+use glam::{Affine3A, Vec3};
+
+use crate::texture::{Filter, Texture};
 
 /// Band colours (linear RGB) of the height/slope material.
 pub const SAND: Vec3 = Vec3::new(0.45, 0.38, 0.25);
@@ -29,14 +33,31 @@ pub enum Material {
     },
     /// One albedo.
     Albedo(Vec3),
+    /// Albedo from a texture wrapped around a rock: the hit point taken to
+    /// the rock's object space gives (u, v) as for its displacement.
+    RockTexture {
+        /// Index into the world's textures.
+        texture: u16,
+        /// World to the rock's unit-sphere space.
+        object_from_world: Affine3A,
+    },
 }
 
 impl Material {
-    /// Albedo at world point `p` with unit normal `n`.
+    /// Albedo at world point `p` with unit normal `n`; `textures` are the
+    /// world's textures that `RockTexture` indexes.
     #[inline]
-    pub fn albedo(&self, p: Vec3, n: Vec3) -> Vec3 {
+    pub fn albedo(&self, p: Vec3, n: Vec3, textures: &[Arc<Texture>]) -> Vec3 {
         match *self {
             Material::Albedo(c) => c,
+            Material::RockTexture {
+                texture,
+                object_from_world,
+            } => {
+                let d = object_from_world.transform_point3(p).normalize_or(Vec3::Y);
+                let (u, v) = crate::rock::uv_of(d);
+                textures[texture as usize].sample(u, v, Filter::Bilinear)
+            }
             Material::HeightSlope {
                 sand_top,
                 grass_top,
@@ -77,11 +98,11 @@ mod tests {
             blend: 0.5,
         };
         let flat = Vec3::Y;
-        assert_eq!(m.albedo(Vec3::new(0.0, 0.0, 0.0), flat), SAND);
-        assert_eq!(m.albedo(Vec3::new(0.0, 5.0, 0.0), flat), GRASS);
-        assert_eq!(m.albedo(Vec3::new(0.0, 13.0, 0.0), flat), ROCK);
-        assert_eq!(m.albedo(Vec3::new(0.0, 19.0, 0.0), flat), SNOW);
+        assert_eq!(m.albedo(Vec3::new(0.0, 0.0, 0.0), flat, &[]), SAND);
+        assert_eq!(m.albedo(Vec3::new(0.0, 5.0, 0.0), flat, &[]), GRASS);
+        assert_eq!(m.albedo(Vec3::new(0.0, 13.0, 0.0), flat, &[]), ROCK);
+        assert_eq!(m.albedo(Vec3::new(0.0, 19.0, 0.0), flat, &[]), SNOW);
         let cliff = Vec3::new(1.0, 0.2, 0.0).normalize();
-        assert_eq!(m.albedo(Vec3::new(0.0, 5.0, 0.0), cliff), ROCK);
+        assert_eq!(m.albedo(Vec3::new(0.0, 5.0, 0.0), cliff, &[]), ROCK);
     }
 }

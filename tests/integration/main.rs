@@ -6,4 +6,5 @@ mod diff;
 mod light;
 mod projections;
 mod references;
+mod rocks;
 mod support;

@@ -1,0 +1,199 @@
+//! Rocks: UV spheres (or ellipsoids) whose vertices are pushed along their
+//! normals by a displacement texture, with normals recomputed from the
+//! displaced surface; or exact analytic ellipsoids; placed one by one or
+//! scattered over the terrain.
+//!
+//! ```json
+//! "rocks": [ { "center": [3, 2, 4], "radius": 2.5, "scale": [1, 0.7, 1],
+//!              "stacks": 64, "slices": 128,
+//!              "displacement": { "texture": "textures/cobblestone.png",
+//!                                "scale": 0.15, "bias": 0.5, "filter": "bilinear" } } ]
+//! ```
+
+pub mod analytic;
+pub mod scatter;
+pub mod tessellate;
+
+use std::sync::Arc;
+
+use glam::{Affine3A, Quat, Vec3};
+
+use crate::mesh::TriangleMesh;
+use crate::texture::{Filter, Texture};
+pub use tessellate::UvSphere;
+
+/// Where a rock is and its shape before displacement: the unit sphere
+/// turned by `pre_rotation` (which only moves where the texture's poles and
+/// seam fall), scaled per axis by `radius · scale`, rotated by `rotation`,
+/// then moved to `center`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Placement {
+    /// Centre, world units.
+    pub center: Vec3,
+    /// Radius, world units.
+    pub radius: f32,
+    /// Per-axis scale of the radius (an ellipsoid when not all 1).
+    pub scale: Vec3,
+    /// Orientation.
+    pub rotation: Quat,
+    /// Turn of the unit sphere before scaling.
+    pub pre_rotation: Quat,
+}
+
+impl Placement {
+    /// Semi-axes, world units.
+    pub fn axes(&self) -> Vec3 {
+        self.scale * self.radius
+    }
+
+    /// Object (unit sphere) to world.
+    pub fn world_from_object(&self) -> Affine3A {
+        Affine3A::from_scale_rotation_translation(self.axes(), self.rotation, self.center)
+            * Affine3A::from_quat(self.pre_rotation)
+    }
+
+    /// The ellipsoid's unit normal at the point of unit direction `u`
+    /// (object space): normalize(R · (P·u / axes)), the inverse transpose of
+    /// the placement applied to the sphere's normal u.
+    pub fn normal_at(&self, u: Vec3) -> Vec3 {
+        (self.rotation * ((self.pre_rotation * u) / self.axes())).normalize()
+    }
+
+    /// Radius of a sphere around `center` that holds the rock, plus `extra`.
+    pub fn bounding_radius(&self, extra: f32) -> f32 {
+        self.axes().max_element() + extra.max(0.0)
+    }
+}
+
+/// A displacement map applied along the undisplaced normals.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Displacement {
+    /// Grayscale source (luminance of RGB).
+    pub texture: Arc<Texture>,
+    /// World units per unit of (texel − bias) for listed rocks; fraction of
+    /// the radius for scattered rocks.
+    pub scale: f32,
+    /// Texel value that leaves the surface in place.
+    pub bias: f32,
+    /// Lookup filter.
+    pub filter: Filter,
+}
+
+impl Displacement {
+    /// `scale · (texel − bias)` at (u, v).
+    #[inline]
+    pub fn offset(&self, u: f32, v: f32) -> f32 {
+        self.scale * (self.texture.sample_gray(u, v, self.filter) - self.bias)
+    }
+
+    /// The largest outward offset any texel can give.
+    pub fn max_outward(&self) -> f32 {
+        (self.scale * (1.0 - self.bias))
+            .max(self.scale * -self.bias)
+            .max(0.0)
+    }
+}
+
+/// The mesh of one listed rock, in world space: every vertex of the UV
+/// sphere moves along its undisplaced (ellipsoid) normal by
+/// `scale · (texel − bias)`; normals are then recomputed as the
+/// area-weighted mean of the displaced faces (none when `flat`).
+pub fn world_mesh(
+    sphere: &UvSphere,
+    place: &Placement,
+    disp: Option<&Displacement>,
+    flat: bool,
+) -> TriangleMesh {
+    let to_world = place.world_from_object();
+    let offsets = vertex_offsets(sphere, disp);
+    let positions = sphere
+        .dirs
+        .iter()
+        .zip(&offsets)
+        .map(|(&u, &off)| to_world.transform_point3(u) + place.normal_at(u) * off)
+        .collect();
+    finish(positions, sphere, flat)
+}
+
+/// The shared mesh of scattered rocks, in object space: the unit sphere
+/// displaced along its normals by `scale · (texel − bias)` (scale relative
+/// to the radius). Built once and placed with [`place_mesh`].
+pub fn object_mesh(sphere: &UvSphere, disp: Option<&Displacement>) -> TriangleMesh {
+    let offsets = vertex_offsets(sphere, disp);
+    let positions = sphere
+        .dirs
+        .iter()
+        .zip(&offsets)
+        .map(|(&u, &off)| u * (1.0 + off))
+        .collect();
+    finish(positions, sphere, false)
+}
+
+/// A copy of an object-space mesh placed in the world; normals follow the
+/// inverse transpose of the placement.
+pub fn place_mesh(mesh: &TriangleMesh, place: &Placement) -> TriangleMesh {
+    let m = place.world_from_object();
+    let normal_matrix = m.matrix3.inverse().transpose();
+    TriangleMesh {
+        positions: mesh
+            .positions
+            .iter()
+            .map(|&p| m.transform_point3(p))
+            .collect(),
+        normals: mesh
+            .normals
+            .iter()
+            .map(|&n| (normal_matrix * glam::Vec3A::from(n)).normalize().into())
+            .collect(),
+        indices: mesh.indices.clone(),
+    }
+}
+
+/// Displacement of each vertex: the texel at its (u, v); a pole takes the
+/// mean of its texture row so that it does not depend on an arbitrary u.
+fn vertex_offsets(sphere: &UvSphere, disp: Option<&Displacement>) -> Vec<f32> {
+    let Some(d) = disp else {
+        return vec![0.0; sphere.dirs.len()];
+    };
+    sphere
+        .uv
+        .iter()
+        .enumerate()
+        .map(|(k, uv)| {
+            if sphere.is_pole(k) {
+                let n = sphere.slices;
+                (0..n)
+                    .map(|j| d.offset(j as f32 / n as f32, uv.y))
+                    .sum::<f32>()
+                    / n as f32
+            } else {
+                d.offset(uv.x, uv.y)
+            }
+        })
+        .collect()
+}
+
+fn finish(positions: Vec<Vec3>, sphere: &UvSphere, flat: bool) -> TriangleMesh {
+    let mut mesh = TriangleMesh {
+        positions,
+        normals: Vec::new(),
+        indices: sphere.indices.clone(),
+    };
+    if !flat {
+        mesh.normals = mesh.area_weighted_normals();
+    }
+    mesh
+}
+
+/// Texture coordinates of unit object-space direction `d`: u = longitude/2π
+/// in [0, 1), v = polar angle/π (0 at the north pole, +y).
+#[inline]
+pub fn uv_of(d: Vec3) -> (f32, f32) {
+    let u = d.x.atan2(d.z) / std::f32::consts::TAU;
+    let u = if u < 0.0 { u + 1.0 } else { u };
+    let v = d.y.clamp(-1.0, 1.0).acos() / std::f32::consts::PI;
+    (u, v)
+}
+
+#[cfg(test)]
+mod tests;
