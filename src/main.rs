@@ -45,6 +45,8 @@ enum Command {
     /// Compare a result image with a reference: metrics, FLIP, heat map,
     /// report. Exit 0 when equal within tolerance, 1 when different, 2 on error.
     Diff(DiffArgs),
+    /// Export the scene's terrain: 16-bit heightmap PNG and/or Wavefront OBJ.
+    Terrain(TerrainArgs),
     /// Generate a texture (the cobblestone displacement map and its albedo).
     Texture(TextureArgs),
     /// Validate a scene file without rendering; prints a one-line summary.
@@ -121,6 +123,29 @@ struct ProjectionArgs {
     /// Orthographic view width, world units.
     #[arg(long, allow_negative_numbers = true)]
     ortho_width: Option<f64>,
+}
+
+#[derive(clap::Args)]
+struct TerrainArgs {
+    /// Scene file (JSON). Without it, the built-in default scene.
+    scene: Option<PathBuf>,
+    /// Write the heights as a 16-bit grayscale PNG using the full range
+    /// (lowest sample 0, highest 65535; top row = north edge).
+    #[arg(long)]
+    heightmap: Option<PathBuf>,
+    /// Write the mesh as a Wavefront OBJ (world units, smooth normals, the
+    /// rendered triangles and diagonal).
+    #[arg(long)]
+    obj: Option<PathBuf>,
+    /// Grid samples per side instead of terrain.resolution (square grid).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(2..=scene::MAX_TERRAIN_SIDE as i64))]
+    resolution: Option<u32>,
+    /// Seed instead of the scene's.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// No summary.
+    #[arg(short, long)]
+    quiet: bool,
 }
 
 #[derive(clap::Args)]
@@ -248,6 +273,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Compare(args) => compare_command(args),
         Command::Diff(args) => diff_command(args),
         Command::Texture(args) => texture_command(args),
+        Command::Terrain(args) => terrain_command(args),
         Command::Check { scene } => {
             let s = scene::load(&scene)?;
             let [w, h] = s.terrain.resolution;
@@ -472,6 +498,63 @@ fn diff_command(args: DiffArgs) -> Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+fn terrain_command(args: TerrainArgs) -> Result<ExitCode> {
+    if args.heightmap.is_none() && args.obj.is_none() {
+        return Err(Error::Usage(
+            "scree terrain: give --heightmap FILE.png and/or --obj FILE.obj".into(),
+        ));
+    }
+    let (mut scene, name) = load_scene(args.scene.as_deref())?;
+    if let Some(n) = args.resolution {
+        scene.terrain.resolution = [n as usize, n as usize];
+    }
+    if let Some(seed) = args.seed {
+        scene.seed = seed;
+    }
+    scene.check_memory(&name, None)?;
+    if let Some(h) = &args.heightmap {
+        output::check_writable(h)?;
+    }
+    if let Some(o) = &args.obj {
+        let dir = o
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        if !dir.is_dir() {
+            return Err(Error::Usage(format!(
+                "{}: the output folder {} does not exist",
+                o.display(),
+                dir.display()
+            )));
+        }
+    }
+    let start = Instant::now();
+    let heights = scree::terrain::generate(&scene.terrain.recipe(), scene.seed);
+    let generate_time = start.elapsed();
+    let grid = scree::terrain::TerrainGrid {
+        heights,
+        size: scene.terrain.size,
+    };
+    let (lo, hi) = grid.heights.range();
+    if let Some(h) = &args.heightmap {
+        let (img, _) = scree::terrain::import::to_png16(&grid.heights);
+        output::write_png(&img, h)?;
+    }
+    if let Some(o) = &args.obj {
+        output::write_bytes(scree::terrain::export::obj(&grid).as_bytes(), o)?;
+    }
+    if !args.quiet {
+        println!(
+            "{}×{} terrain generated in {:.0} ms; heights {lo} to {hi} (import with \"height\": {})",
+            grid.heights.width,
+            grid.heights.height,
+            generate_time.as_secs_f64() * 1e3,
+            hi - lo
+        );
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn texture_command(args: TextureArgs) -> Result<ExitCode> {

@@ -56,6 +56,8 @@ pub struct SurfaceHit {
     pub normal: Vec3,
     /// Index of the surface's material.
     pub material: u16,
+    /// Index of the triangle hit (0 for analytic rocks).
+    pub face: u32,
 }
 
 /// Meshes and materials gathered before the BVH is built.
@@ -107,13 +109,8 @@ impl World {
     pub fn build(scene: &Scene) -> World {
         let t0 = Instant::now();
         let ts = &scene.terrain;
-        let heights = terrain::generate(
-            &ts.generator,
-            ts.resolution[0],
-            ts.resolution[1],
-            ts.height,
-            scene.seed,
-        );
+        let heights = terrain::generate(&ts.recipe(), scene.seed);
+
         let grid = TerrainGrid {
             heights,
             size: ts.size,
@@ -226,10 +223,15 @@ impl World {
         &self.materials[m as usize]
     }
 
-    /// Albedo of material `m` at `p` with normal `n`.
+    /// Albedo of the surface at `hit`.
     #[inline]
-    pub fn albedo(&self, m: u16, p: Vec3, n: Vec3) -> Vec3 {
-        self.materials[m as usize].albedo(p, n, &self.textures)
+    pub fn albedo(&self, hit: &SurfaceHit) -> Vec3 {
+        self.materials[hit.material as usize].albedo(
+            hit.point,
+            hit.normal,
+            hit.face,
+            &self.textures,
+        )
     }
 
     /// The closest surface along `ray`.
@@ -272,6 +274,7 @@ impl World {
             geometric_normal: n,
             normal: n,
             material: rock.material,
+            face: 0,
         }
     }
 
@@ -299,6 +302,7 @@ impl World {
             geometric_normal: ng,
             normal: n,
             material,
+            face: hit.triangle,
         }
     }
 }

@@ -483,12 +483,14 @@ mod tests {
 
     #[test]
     fn terrain_grid_matches_brute_force() {
-        use crate::terrain::{generate, DiamondSquare, Generator, TerrainGrid};
+        use crate::terrain::{generate, DiamondSquare, Generator, Recipe, TerrainGrid};
         let heights = generate(
-            &Generator::DiamondSquare(DiamondSquare::default()),
-            40,
-            30,
-            8.0,
+            &Recipe::new(
+                Generator::DiamondSquare(DiamondSquare::default()),
+                40,
+                30,
+                8.0,
+            ),
             3,
         );
         let mesh = TerrainGrid {
@@ -518,12 +520,14 @@ mod tests {
     /// everything on one thread.
     #[test]
     fn parallel_build_equals_single_threaded() {
-        use crate::terrain::{generate, DiamondSquare, Generator, TerrainGrid};
+        use crate::terrain::{generate, DiamondSquare, Generator, Recipe, TerrainGrid};
         let heights = generate(
-            &Generator::DiamondSquare(DiamondSquare::default()),
-            200,
-            200,
-            8.0,
+            &Recipe::new(
+                Generator::DiamondSquare(DiamondSquare::default()),
+                200,
+                200,
+                8.0,
+            ),
             5,
         );
         let mesh = TerrainGrid {

@@ -185,7 +185,7 @@ pub fn trace(
         return sky + sun_disc(sun, ray.dir);
     };
     let (p, n, ng) = (hit.point, hit.normal, hit.geometric_normal);
-    let albedo = world.albedo(hit.material, p, n);
+    let albedo = world.albedo(&hit);
     // Lambert: reflected radiance = albedo/π · sun irradiance; the sky
     // light is already a radiance that the albedo multiplies.
     let sun_e = light::sun_light(world, sun, p, n, ng, rng, rays);

@@ -222,15 +222,17 @@ fn analytic_hits_match_tessellated_within_tessellation_error() {
 
 #[test]
 fn scattered_rocks_rest_on_the_terrain_and_do_not_overlap() {
-    use crate::terrain::{generate, FaultLine, Generator, TerrainGrid};
+    use crate::terrain::{generate, FaultLine, Generator, Recipe, TerrainGrid};
     let heights = generate(
-        &Generator::FaultLine(FaultLine {
-            iterations: 200,
-            ..FaultLine::default()
-        }),
-        65,
-        65,
-        10.0,
+        &Recipe::new(
+            Generator::FaultLine(FaultLine {
+                iterations: 200,
+                ..FaultLine::default()
+            }),
+            65,
+            65,
+            10.0,
+        ),
         2,
     );
     let grid = TerrainGrid {

@@ -229,9 +229,9 @@ pub struct TerrainFile {
     #[serde(default = "default_terrain_size")]
     pub size: [f64; 2],
     /// Grid samples [columns along x, rows along z], each 2..=16385.
-    /// Default [513, 513].
-    #[serde(default = "default_resolution")]
-    pub resolution: [u32; 2],
+    /// Default [513, 513], or the image's size for an imported heightmap.
+    #[serde(default)]
+    pub resolution: Option<[u32; 2]>,
     /// Height of the highest sample above the lowest, world units, >= 0.
     /// Default 20.
     #[serde(default = "default_terrain_height")]
@@ -245,14 +245,22 @@ pub struct TerrainFile {
     /// `smooth` (interpolated vertex normals, default) or `flat` faces.
     #[serde(default)]
     pub normals: NormalsFile,
+    /// Map the generator's output onto [0, height] before post-processing.
+    /// Default true, false for an imported heightmap (its values already
+    /// span [0, height]).
+    #[serde(default)]
+    pub normalize: Option<bool>,
+    /// Post-processing steps applied in order (smooth, thermal, hydraulic,
+    /// terrace, normalize).
+    #[serde(default)]
+    pub post: Vec<crate::terrain::PostStep>,
 }
 
 fn default_terrain_size() -> [f64; 2] {
     [100.0, 100.0]
 }
-fn default_resolution() -> [u32; 2] {
-    [513, 513]
-}
+/// Grid samples when a scene gives none (and no heightmap decides).
+pub const DEFAULT_RESOLUTION: [u32; 2] = [513, 513];
 fn default_terrain_height() -> f64 {
     20.0
 }
@@ -261,11 +269,13 @@ impl Default for TerrainFile {
     fn default() -> Self {
         TerrainFile {
             size: default_terrain_size(),
-            resolution: default_resolution(),
+            resolution: None,
             height: default_terrain_height(),
             generator: GeneratorFile::default(),
             material: MaterialFile::default(),
             normals: NormalsFile::default(),
+            normalize: None,
+            post: Vec::new(),
         }
     }
 }
@@ -289,6 +299,12 @@ pub enum GeneratorFile {
     FaultLine(FaultLine),
     /// Diamond-square midpoint displacement (see [`DiamondSquare`]).
     DiamondSquare(DiamondSquare),
+    /// Random circular hills (see [`crate::terrain::Hills`]).
+    Hills(crate::terrain::Hills),
+    /// Fractal value or Perlin noise (see [`crate::terrain::Noise`]).
+    Noise(crate::terrain::Noise),
+    /// An imported grayscale PNG (see [`crate::terrain::import`]).
+    Heightmap(crate::terrain::import::HeightmapFile),
 }
 
 impl Default for GeneratorFile {
@@ -315,6 +331,11 @@ pub enum MaterialFile {
         /// Faces steeper than this many degrees from horizontal are rock. Default 40.
         #[serde(default = "default_steep_angle")]
         steep_angle: f64,
+        /// Per-face brightness variation from a hash of the triangle, as a
+        /// fraction (0.04: each face 4 % lighter or darker at most), 0..=0.5.
+        /// Default 0.04.
+        #[serde(default = "default_variation")]
+        variation: f64,
     },
     /// One colour everywhere.
     Albedo {
@@ -335,6 +356,9 @@ fn default_snow_level() -> f64 {
 fn default_steep_angle() -> f64 {
     40.0
 }
+fn default_variation() -> f64 {
+    0.04
+}
 
 impl Default for MaterialFile {
     fn default() -> Self {
@@ -343,6 +367,7 @@ impl Default for MaterialFile {
             grass_level: default_grass_level(),
             snow_level: default_snow_level(),
             steep_angle: default_steep_angle(),
+            variation: default_variation(),
         }
     }
 }

@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::rock::scatter::ScatterParams;
 use crate::rock::{Displacement, Placement, UvSphere};
 use crate::shade::{Fog, Material, Sky, SkyLight, Sun};
-use crate::terrain::Generator;
+use crate::terrain::{Generator, PostStep, Recipe};
 use crate::texture::Texture;
 use std::sync::Arc;
 
@@ -107,6 +107,24 @@ pub struct TerrainSettings {
     pub material: Material,
     /// Interpolated vertex normals (true) or flat faces.
     pub smooth: bool,
+    /// Normalise to [0, height] before post-processing.
+    pub normalize: bool,
+    /// Post-processing steps.
+    pub post: Vec<PostStep>,
+}
+
+impl TerrainSettings {
+    /// What decides the heights.
+    pub fn recipe(&self) -> Recipe {
+        Recipe {
+            generator: self.generator.clone(),
+            resolution: self.resolution,
+            size: [self.size[0] as f64, self.size[1] as f64],
+            height: self.height,
+            normalize: self.normalize,
+            post: self.post.clone(),
+        }
+    }
 }
 
 /// A checked rock.

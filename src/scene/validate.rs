@@ -6,6 +6,7 @@ use std::path::Path;
 
 use glam::Vec3;
 
+use super::file::DEFAULT_RESOLUTION;
 use super::file::*;
 use super::locate::{locate, locate_string, parse_path};
 use super::{
@@ -18,7 +19,8 @@ use crate::rock::scatter::ScatterParams;
 use crate::rock::{Displacement, Placement};
 use crate::shade::sky::{sun_transmittance, Mars, Preetham};
 use crate::shade::{Fog, Material, Sky, SkyLight, Sun};
-use crate::terrain::{DiamondSquare, FaultLine, Generator};
+use crate::terrain::noise::Octaves;
+use crate::terrain::{DiamondSquare, FaultLine, Generator, Hills, Noise, PostStep};
 use crate::texture::Texture;
 use std::sync::Arc;
 
@@ -205,7 +207,7 @@ fn color(path: &str, v: [f64; 3], max: f64) -> Check<Vec3> {
 pub fn validate(raw: &SceneFile, dir: &Path) -> Check<Scene> {
     let image = validate_image(&raw.image)?;
     let camera = validate_camera(&raw.camera)?;
-    let terrain = validate_terrain(&raw.terrain)?;
+    let terrain = validate_terrain(&raw.terrain, dir)?;
     let mut textures = TextureCache::new(dir);
     let rocks = raw
         .rocks
@@ -331,36 +333,46 @@ pub fn validate_projection(path: &str, p: &ProjectionFile) -> Check<Projection> 
     })
 }
 
-fn validate_terrain(f: &TerrainFile) -> Check<TerrainSettings> {
+fn validate_terrain(f: &TerrainFile, dir: &Path) -> Check<TerrainSettings> {
     let size = [
         above("terrain.size[0]", f.size[0], 0.0, 1e7)? as f32,
         above("terrain.size[1]", f.size[1], 0.0, 1e7)? as f32,
     ];
-    let resolution = [
-        count(
-            "terrain.resolution[0]",
-            f.resolution[0],
-            2,
-            MAX_TERRAIN_SIDE,
-        )? as usize,
-        count(
-            "terrain.resolution[1]",
-            f.resolution[1],
-            2,
-            MAX_TERRAIN_SIDE,
-        )? as usize,
-    ];
     let height = within("terrain.height", f.height, 0.0, 1e6)?;
-    let generator = match &f.generator {
-        GeneratorFile::FaultLine(p) => Generator::FaultLine(validate_fault_line(p)?),
-        GeneratorFile::DiamondSquare(p) => Generator::DiamondSquare(validate_diamond_square(p)?),
+    let g = "terrain.generator";
+    let (generator, native) = match &f.generator {
+        GeneratorFile::FaultLine(p) => (Generator::FaultLine(validate_fault_line(p)?), None),
+        GeneratorFile::DiamondSquare(p) => {
+            (Generator::DiamondSquare(validate_diamond_square(p)?), None)
+        }
+        GeneratorFile::Hills(p) => (Generator::Hills(validate_hills(p)?), None),
+        GeneratorFile::Noise(p) => (Generator::Noise(validate_noise(p)?), None),
+        GeneratorFile::Heightmap(p) => {
+            if p.path.is_empty() {
+                return Err(Invalid::new(
+                    format!("{g}.path"),
+                    "must name a grayscale PNG",
+                ));
+            }
+            let full = dir.join(&p.path);
+            let map = crate::terrain::import::load(&full)
+                .map_err(|e| Invalid::new(format!("{g}.path"), e))?;
+            let native = [map.width as u32, map.height as u32];
+            (Generator::Heightmap(Arc::new(map)), Some(native))
+        }
     };
+    let res = f.resolution.or(native).unwrap_or(DEFAULT_RESOLUTION);
+    let resolution = [
+        count("terrain.resolution[0]", res[0], 2, MAX_TERRAIN_SIDE)? as usize,
+        count("terrain.resolution[1]", res[1], 2, MAX_TERRAIN_SIDE)? as usize,
+    ];
     let material = match f.material {
         MaterialFile::HeightSlope {
             sand_level,
             grass_level,
             snow_level,
             steep_angle,
+            variation,
         } => {
             let p = "terrain.material";
             let sand = within(&format!("{p}.sand_level"), sand_level, 0.0, 1.0)?;
@@ -373,20 +385,118 @@ fn validate_terrain(f: &TerrainFile) -> Check<TerrainSettings> {
                 snow_bottom: (snow * height) as f32,
                 steep_cos: steep.to_radians().cos() as f32,
                 blend: (0.02 * height) as f32,
+                variation: within(&format!("{p}.variation"), variation, 0.0, 0.5)? as f32,
             }
         }
         MaterialFile::Albedo { color: c } => {
             Material::Albedo(color("terrain.material.color", c, 1.0)?)
         }
     };
+    let post = f
+        .post
+        .iter()
+        .enumerate()
+        .map(|(k, step)| validate_post(&format!("terrain.post[{k}]"), step))
+        .collect::<Check<Vec<_>>>()?;
     Ok(TerrainSettings {
         size,
         resolution,
         height,
+        normalize: f.normalize.unwrap_or(native.is_none()),
         generator,
         material,
         smooth: f.normals == NormalsFile::Smooth,
+        post,
     })
+}
+
+fn validate_hills(p: &Hills) -> Check<Hills> {
+    let g = "terrain.generator";
+    count(&format!("{g}.iterations"), p.iterations, 1, 100_000)?;
+    let r0 = above(&format!("{g}.radius[0]"), p.radius[0], 0.0, 1.0)?;
+    within(&format!("{g}.radius[1]"), p.radius[1], r0, 1.0)?;
+    within(&format!("{g}.min_amplitude"), p.min_amplitude, 0.0, 1.0)?;
+    within(&format!("{g}.floor"), p.floor, 0.0, 1.0)?;
+    if let Some([a, b]) = p.reset {
+        count(&format!("{g}.reset[0]"), a, 1, p.iterations)?;
+        count(&format!("{g}.reset[1]"), b, a, p.iterations)?;
+    }
+    Ok(p.clone())
+}
+
+fn validate_noise(p: &Noise) -> Check<Noise> {
+    let g = "terrain.generator";
+    match &p.octaves {
+        Octaves::Fractal {
+            count: n,
+            frequency,
+            lacunarity,
+            gain,
+        } => {
+            count(&format!("{g}.octaves.count"), *n, 1, 16)?;
+            above(&format!("{g}.octaves.frequency"), *frequency, 0.0, 1e3)?;
+            within(&format!("{g}.octaves.lacunarity"), *lacunarity, 1.0, 4.0)?;
+            within(&format!("{g}.octaves.gain"), *gain, 0.0, 1.0)?;
+        }
+        Octaves::List(list) => {
+            if list.is_empty() || list.len() > 16 {
+                return Err(Invalid::new(
+                    format!("{g}.octaves"),
+                    format!(
+                        "must list 1 to 16 [amplitude, frequency] pairs, got {}",
+                        list.len()
+                    ),
+                ));
+            }
+            for (k, [a, f]) in list.iter().enumerate() {
+                within(&format!("{g}.octaves[{k}][0]"), *a, -1e6, 1e6)?;
+                above(&format!("{g}.octaves[{k}][1]"), *f, 0.0, 1e3)?;
+            }
+        }
+    }
+    within(&format!("{g}.offset"), p.offset, -1e6, 1e6)?;
+    if let Some(w) = p.warp {
+        within(&format!("{g}.warp.amount"), w.amount, 0.0, 1e4)?;
+        above(&format!("{g}.warp.frequency"), w.frequency, 0.0, 1e3)?;
+    }
+    if let Some(i) = p.island {
+        within(&format!("{g}.island.radius"), i.radius, 0.0, 1.0)?;
+        above(&format!("{g}.island.falloff"), i.falloff, 0.0, 2.0)?;
+        within(&format!("{g}.island.sea_level"), i.sea_level, 0.0, 1.0)?;
+    }
+    Ok(p.clone())
+}
+
+fn validate_post(path: &str, step: &PostStep) -> Check<PostStep> {
+    match step {
+        PostStep::Normalize => {}
+        PostStep::Smooth { radius, .. } => {
+            count(&format!("{path}.radius"), *radius, 1, 64)?;
+        }
+        PostStep::Thermal {
+            talus,
+            iterations,
+            strength,
+        } => {
+            within(&format!("{path}.talus"), *talus, 0.0, 89.0)?;
+            count(&format!("{path}.iterations"), *iterations, 1, 10_000)?;
+            within(&format!("{path}.strength"), *strength, 0.0, 1.0)?;
+        }
+        PostStep::Hydraulic(h) => {
+            count(&format!("{path}.droplets"), h.droplets, 1, 10_000_000)?;
+            within(&format!("{path}.inertia"), h.inertia, 0.0, 1.0)?;
+            above(&format!("{path}.capacity"), h.capacity, 0.0, 1e3)?;
+            within(&format!("{path}.deposition"), h.deposition, 0.0, 1.0)?;
+            within(&format!("{path}.erosion"), h.erosion, 0.0, 1.0)?;
+            within(&format!("{path}.evaporation"), h.evaporation, 0.0, 1.0)?;
+            count(&format!("{path}.lifetime"), h.lifetime, 1, 10_000)?;
+        }
+        PostStep::Terrace { levels, sharpness } => {
+            count(&format!("{path}.levels"), *levels, 2, 1024)?;
+            within(&format!("{path}.sharpness"), *sharpness, 0.0, 1.0)?;
+        }
+    }
+    Ok(step.clone())
 }
 
 fn validate_fault_line(p: &FaultLine) -> Check<FaultLine> {

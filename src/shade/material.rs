@@ -30,6 +30,8 @@ pub enum Material {
         steep_cos: f32,
         /// Width of the blend between bands, world units.
         blend: f32,
+        /// Per-face brightness variation, fraction.
+        variation: f32,
     },
     /// One albedo.
     Albedo(Vec3),
@@ -44,10 +46,10 @@ pub enum Material {
 }
 
 impl Material {
-    /// Albedo at world point `p` with unit normal `n`; `textures` are the
-    /// world's textures that `RockTexture` indexes.
+    /// Albedo at world point `p` with unit normal `n` on triangle `face`;
+    /// `textures` are the world's textures that `RockTexture` indexes.
     #[inline]
-    pub fn albedo(&self, p: Vec3, n: Vec3, textures: &[Arc<Texture>]) -> Vec3 {
+    pub fn albedo(&self, p: Vec3, n: Vec3, face: u32, textures: &[Arc<Texture>]) -> Vec3 {
         match *self {
             Material::Albedo(c) => c,
             Material::RockTexture {
@@ -64,6 +66,7 @@ impl Material {
                 snow_bottom,
                 steep_cos,
                 blend,
+                variation,
             } => {
                 let y = p.y;
                 let step = |edge: f32| smoothstep(edge - blend, edge + blend, y);
@@ -72,7 +75,10 @@ impl Material {
                 c = c.lerp(SNOW, step(snow_bottom));
                 // Steep faces are rock; snow does not hold on them either.
                 let steep = 1.0 - smoothstep(steep_cos - 0.05, steep_cos + 0.05, n.y);
-                c.lerp(ROCK, steep)
+                // Each face a little lighter or darker, from a hash of its index.
+                let jitter =
+                    1.0 + variation * (2.0 * crate::hash::unit_f32(0x7ACE, 0, face as u64) - 1.0);
+                c.lerp(ROCK, steep) * jitter
             }
         }
     }
@@ -96,13 +102,35 @@ mod tests {
             snow_bottom: 16.0,
             steep_cos: 40f32.to_radians().cos(),
             blend: 0.5,
+            variation: 0.0,
         };
         let flat = Vec3::Y;
-        assert_eq!(m.albedo(Vec3::new(0.0, 0.0, 0.0), flat, &[]), SAND);
-        assert_eq!(m.albedo(Vec3::new(0.0, 5.0, 0.0), flat, &[]), GRASS);
-        assert_eq!(m.albedo(Vec3::new(0.0, 13.0, 0.0), flat, &[]), ROCK);
-        assert_eq!(m.albedo(Vec3::new(0.0, 19.0, 0.0), flat, &[]), SNOW);
+        assert_eq!(m.albedo(Vec3::new(0.0, 0.0, 0.0), flat, 0, &[]), SAND);
+        assert_eq!(m.albedo(Vec3::new(0.0, 5.0, 0.0), flat, 0, &[]), GRASS);
+        assert_eq!(m.albedo(Vec3::new(0.0, 13.0, 0.0), flat, 0, &[]), ROCK);
+        assert_eq!(m.albedo(Vec3::new(0.0, 19.0, 0.0), flat, 0, &[]), SNOW);
         let cliff = Vec3::new(1.0, 0.2, 0.0).normalize();
-        assert_eq!(m.albedo(Vec3::new(0.0, 5.0, 0.0), cliff, &[]), ROCK);
+        assert_eq!(m.albedo(Vec3::new(0.0, 5.0, 0.0), cliff, 0, &[]), ROCK);
+    }
+
+    #[test]
+    fn per_face_variation_stays_within_its_fraction_and_varies() {
+        let m = Material::HeightSlope {
+            sand_top: 1.0,
+            grass_top: 10.0,
+            snow_bottom: 16.0,
+            steep_cos: 0.7,
+            blend: 0.5,
+            variation: 0.05,
+        };
+        let p = Vec3::new(0.0, 5.0, 0.0);
+        let values: Vec<f32> = (0..200)
+            .map(|f| m.albedo(p, Vec3::Y, f, &[]).y / GRASS.y)
+            .collect();
+        assert!(values.iter().all(|v| (0.95..=1.05).contains(v)));
+        let spread = values.iter().cloned().fold(f32::MIN, f32::max)
+            - values.iter().cloned().fold(f32::MAX, f32::min);
+        assert!(spread > 0.08, "faces differ: {spread}");
+        assert_eq!(m.albedo(p, Vec3::Y, 7, &[]), m.albedo(p, Vec3::Y, 7, &[]));
     }
 }

@@ -3,14 +3,24 @@
 //! `height_at` and turns it into triangles.
 
 pub mod diamond_square;
+pub mod export;
 pub mod fault_line;
 pub mod heightmap;
+pub mod hills;
+pub mod import;
 pub mod mesh;
+pub mod noise;
+pub mod post;
+
+use std::sync::Arc;
 
 pub use diamond_square::DiamondSquare;
 pub use fault_line::FaultLine;
 pub use heightmap::Heightmap;
+pub use hills::Hills;
 pub use mesh::TerrainGrid;
+pub use noise::Noise;
+pub use post::PostStep;
 
 /// A validated heightmap generator.
 #[derive(Debug, Clone, PartialEq)]
@@ -19,17 +29,68 @@ pub enum Generator {
     FaultLine(FaultLine),
     /// Diamond-square midpoint displacement.
     DiamondSquare(DiamondSquare),
+    /// Random circular hills.
+    Hills(Hills),
+    /// Fractal value or Perlin noise.
+    Noise(Noise),
+    /// An imported grayscale image, values in [0, 1].
+    Heightmap(Arc<import::Imported>),
 }
 
-/// Runs the generator on a `width` × `height` grid and normalises the result
-/// to [0, `top`]: a pure function of its arguments.
-pub fn generate(gen: &Generator, width: usize, height: usize, top: f64, seed: u64) -> Heightmap {
-    let mut raw = match gen {
-        Generator::FaultLine(p) => fault_line::generate(p, width, height, seed),
-        Generator::DiamondSquare(p) => diamond_square::generate(p, width, height, seed),
+/// Everything that decides a terrain's heights.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recipe {
+    /// The generator.
+    pub generator: Generator,
+    /// Grid [columns, rows].
+    pub resolution: [usize; 2],
+    /// Extent [x, z], world units.
+    pub size: [f64; 2],
+    /// Height of the range after normalisation (and the scale of imported maps).
+    pub height: f64,
+    /// Normalise the generator's output to [0, height] before post-processing.
+    pub normalize: bool,
+    /// Post-processing steps, in order.
+    pub post: Vec<PostStep>,
+}
+
+impl Recipe {
+    /// A recipe with a generator and its defaults: normalised, no post steps.
+    pub fn new(generator: Generator, width: usize, height: usize, top: f64) -> Recipe {
+        Recipe {
+            generator,
+            resolution: [width, height],
+            size: [width as f64 - 1.0, height as f64 - 1.0],
+            height: top,
+            normalize: true,
+            post: Vec::new(),
+        }
+    }
+}
+
+/// Runs the recipe: generator, normalisation to [0, height] (imported maps
+/// are scaled by `height` instead), then the post-processing steps. A pure
+/// function of the recipe and the seed.
+pub fn generate(r: &Recipe, seed: u64) -> Heightmap {
+    let [w, h] = r.resolution;
+    let mut data = match &r.generator {
+        Generator::FaultLine(p) => fault_line::generate(p, w, h, seed),
+        Generator::DiamondSquare(p) => diamond_square::generate(p, w, h, seed),
+        Generator::Hills(p) => hills::generate(p, w, h, seed),
+        Generator::Noise(p) => noise::generate(p, w, h, r.size, seed),
+        Generator::Heightmap(m) => import::resample(m, w, h)
+            .into_iter()
+            .map(|v| v * r.height)
+            .collect(),
     };
-    heightmap::normalise(&mut raw, top);
-    Heightmap::from_f64(width, height, &raw)
+    if r.normalize {
+        heightmap::normalise(&mut data, r.height);
+    }
+    let cell = [r.size[0] / (w - 1) as f64, r.size[1] / (h - 1) as f64];
+    for step in &r.post {
+        post::apply(step, &mut data, w, h, cell, r.height, seed);
+    }
+    Heightmap::from_f64(w, h, &data)
 }
 
 #[cfg(test)]
@@ -39,10 +100,14 @@ mod tests {
 
     /// Pinned fingerprints: a change here changes every render made with
     /// these generators. Update only on purpose, and say so in the commit.
+    fn gen(g: &Generator, w: usize, h: usize, top: f64, seed: u64) -> Heightmap {
+        generate(&Recipe::new(g.clone(), w, h, top), seed)
+    }
+
     #[test]
     fn fault_line_fingerprint() {
         let g = Generator::FaultLine(FaultLine::default());
-        let h = generate(&g, 129, 97, 20.0, 7);
+        let h = gen(&g, 129, 97, 20.0, 7);
         assert_eq!(
             h.fingerprint(),
             16335288506659521784,
@@ -53,7 +118,7 @@ mod tests {
     #[test]
     fn diamond_square_fingerprint() {
         let g = Generator::DiamondSquare(DiamondSquare::default());
-        let h = generate(&g, 129, 97, 20.0, 7);
+        let h = gen(&g, 129, 97, 20.0, 7);
         assert_eq!(
             h.fingerprint(),
             10827815348037871260,
@@ -70,9 +135,9 @@ mod tests {
             }),
             Generator::DiamondSquare(DiamondSquare::default()),
         ] {
-            let a = generate(&g, 33, 33, 10.0, 1);
-            assert_eq!(a, generate(&g, 33, 33, 10.0, 1));
-            assert_ne!(a, generate(&g, 33, 33, 10.0, 2));
+            let a = gen(&g, 33, 33, 10.0, 1);
+            assert_eq!(a, gen(&g, 33, 33, 10.0, 1));
+            assert_ne!(a, gen(&g, 33, 33, 10.0, 2));
             let (lo, hi) = a.range();
             assert_eq!((lo, hi), (0.0, 10.0));
         }
@@ -89,12 +154,81 @@ mod tests {
                 smoothing: 0,
                 ..FaultLine::default()
             };
-            let h = generate(&Generator::FaultLine(p), 65, 65, 1.0, 4);
+            let h = gen(&Generator::FaultLine(p), 65, 65, 1.0, 4);
             h.data
                 .windows(2)
                 .map(|w| (w[1] - w[0]).abs() as f64)
                 .sum::<f64>()
         };
         assert!(tv(Dropoff::Constant) < tv(Dropoff::Quadratic));
+    }
+
+    #[test]
+    fn hills_fingerprint() {
+        let h = gen(&Generator::Hills(Hills::default()), 129, 97, 20.0, 7);
+        assert_eq!(h.fingerprint(), 16383487175980740923, "hills fingerprint");
+    }
+
+    #[test]
+    fn noise_fingerprints() {
+        let perlin = gen(&Generator::Noise(Noise::default()), 129, 97, 20.0, 7);
+        let value = gen(
+            &Generator::Noise(Noise {
+                basis: noise::Basis::Value,
+                ..Noise::default()
+            }),
+            129,
+            97,
+            20.0,
+            7,
+        );
+        let list = Noise {
+            octaves: noise::Octaves::List(vec![
+                [0.08, 1.0 / 1.29],
+                [1.1, 1.0 / 7.6],
+                [5.0, 1.0 / 38.7],
+                [20.0, 1.0 / 92.8],
+                [100.0, 1.0 / 529.0],
+            ]),
+            offset: -8.0,
+            ridged: true,
+            warp: Some(noise::Warp {
+                amount: 5.0,
+                frequency: 0.02,
+            }),
+            island: Some(noise::Island {
+                radius: 0.5,
+                falloff: 0.3,
+                sea_level: 0.2,
+            }),
+            ..Noise::default()
+        };
+        let full = gen(&Generator::Noise(list), 129, 97, 20.0, 7);
+        assert_eq!(
+            [
+                perlin.fingerprint(),
+                value.fingerprint(),
+                full.fingerprint()
+            ],
+            [
+                17392366094515641161,
+                3739984756358634328,
+                10967814644962122120
+            ]
+        );
+    }
+
+    #[test]
+    fn imported_maps_scale_to_the_height_without_normalising() {
+        let m = import::Imported {
+            width: 2,
+            height: 2,
+            data: vec![0.25, 0.5, 0.5, 0.75],
+        };
+        let r = Recipe {
+            normalize: false,
+            ..Recipe::new(Generator::Heightmap(Arc::new(m)), 2, 2, 8.0)
+        };
+        assert_eq!(generate(&r, 0).data, vec![2.0, 4.0, 4.0, 6.0]);
     }
 }

@@ -8,3 +8,4 @@ mod projections;
 mod references;
 mod rocks;
 mod support;
+mod terrain;
