@@ -11,6 +11,7 @@ pub mod camera;
 pub mod compare;
 pub mod diff;
 pub mod error;
+pub mod farm;
 pub mod hash;
 pub mod mesh;
 pub mod output;

@@ -14,7 +14,7 @@ use scree::error::{Error, Result};
 use scree::scene::{self, Scene};
 use scree::scene::{FisheyeCircle, FisheyeMapping};
 use scree::world::World;
-use scree::{compare, diff};
+use scree::{compare, diff, farm};
 use scree::{output, render};
 
 /// Set by Ctrl-C / SIGTERM; renders poll it between tiles.
@@ -42,6 +42,9 @@ enum Command {
     Render(RenderArgs),
     /// Render the scene's view through several projections into one labelled grid.
     Compare(CompareArgs),
+    /// Put region renders (--region/--crop/--tile) back into one image,
+    /// byte-identical to a full render.
+    Merge(MergeArgs),
     /// Compare a result image with a reference: metrics, FLIP, heat map,
     /// report. Exit 0 when equal within tolerance, 1 when different, 2 on error.
     Diff(DiffArgs),
@@ -93,6 +96,40 @@ struct RenderArgs {
     sun_azimuth: Option<f64>,
     #[command(flatten)]
     projection: ProjectionArgs,
+    /// Output format; default from the extension (.png 8-bit sRGB, .exr
+    /// linear float). `png16` writes 16-bit linear values to a .png.
+    #[arg(long, value_enum)]
+    format: Option<output::Format>,
+    /// Render only these pixels: x0,y0,x1,y1 (end exclusive). The output
+    /// holds the region alone, with its place recorded in the file.
+    #[arg(long, value_name = "X0,Y0,X1,Y1")]
+    region: Option<String>,
+    /// Render only this part of the image, as fractions: fx0,fy0,fx1,fy1.
+    #[arg(long, value_name = "FX0,FY0,FX1,FY1")]
+    crop: Option<String>,
+    /// Render tile K (0-based) of --tiles N horizontal bands, for farm job
+    /// arrays (e.g. --tile $SLURM_ARRAY_TASK_ID --tiles 16).
+    #[arg(long, value_name = "K")]
+    tile: Option<u32>,
+    /// Number of tiles for --tile.
+    #[arg(long, value_name = "N")]
+    tiles: Option<u32>,
+    /// With a region: write the full-size image, transparent outside the region.
+    #[arg(long)]
+    full_canvas: bool,
+}
+
+#[derive(clap::Args)]
+struct MergeArgs {
+    /// Region renders (PNG) of one frame, in any order.
+    #[arg(required = true)]
+    parts: Vec<PathBuf>,
+    /// The merged PNG.
+    #[arg(short, long)]
+    output: PathBuf,
+    /// No summary.
+    #[arg(short, long)]
+    quiet: bool,
 }
 
 fn elevation(s: &str) -> std::result::Result<f64, String> {
@@ -274,6 +311,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Diff(args) => diff_command(args),
         Command::Texture(args) => texture_command(args),
         Command::Terrain(args) => terrain_command(args),
+        Command::Merge(args) => merge_command(args),
         Command::Check { scene } => {
             let s = scene::load(&scene)?;
             let [w, h] = s.terrain.resolution;
@@ -329,12 +367,44 @@ fn render_command(args: RenderArgs) -> Result<ExitCode> {
             .map_or("rocky-valley".into(), |s| s.to_string_lossy().into_owned());
         PathBuf::from(format!("{stem}.png"))
     });
-    output::check_writable(&out)?;
+    let format = output::format_for(&out, args.format)?;
+    output::check_folder(&out)?;
+    let (w, h) = (scene.image.width, scene.image.height);
+    let region = match (&args.region, &args.crop, args.tile, args.tiles) {
+        (Some(r), None, None, None) => Some(farm::parse_region(r, w, h)?),
+        (None, Some(c), None, None) => Some(farm::parse_crop(c, w, h)?),
+        (None, None, Some(k), Some(n)) => Some(farm::tile(k, n, w, h)?),
+        (None, None, None, None) => None,
+        (None, None, Some(_), None) | (None, None, None, Some(_)) => {
+            return Err(Error::Usage(
+                "--tile K needs --tiles N, and --tiles N needs --tile K".into(),
+            ))
+        }
+        _ => {
+            return Err(Error::Usage(
+                "give only one of --region, --crop and --tile/--tiles".into(),
+            ))
+        }
+    };
+    if args.full_canvas && region.is_none() {
+        return Err(Error::Usage(
+            "--full-canvas needs --region, --crop or --tile".into(),
+        ));
+    }
+    let meta = output::Metadata {
+        scene: name.clone(),
+        key: render_key(args.scene.as_deref(), &scene)?,
+        seed: scene.seed,
+        spp: scene.image.samples,
+        full_size: (w, h),
+        region,
+    };
+    let area = region.unwrap_or(farm::full(w, h));
 
     let pool = thread_pool(args.threads)?;
     let start = Instant::now();
     let progress = progress_bar(args.quiet);
-    progress.set_length(render::tile_count(scene.image.width, scene.image.height));
+    progress.set_length(render::tile_count(area.width(), area.height()));
     progress.set_message("building terrain");
     let (world, result) = pool.install(|| {
         let world = World::build(&scene);
@@ -343,27 +413,39 @@ fn render_command(args: RenderArgs) -> Result<ExitCode> {
         }
         progress.set_message("tracing");
         let camera = scene.camera();
-        let result = render::render(&scene, &world, &camera, &progress, &CANCEL);
+        let result = render::render_region(&scene, &world, &camera, area, &progress, &CANCEL);
         (world, result)
     });
-    let (fb, stats) = result?;
+    let (mut fb, stats) = result?;
     progress.finish_and_clear();
+    if args.full_canvas {
+        let mut canvas = render::Framebuffer::new(w, h);
+        canvas.put(area, &fb.pixels);
+        fb = canvas;
+    }
     if CANCEL.load(Ordering::SeqCst) {
         return Err(Error::Interrupted);
     }
-    match output::format_of(&out)? {
+    let exposure = scene.image.exposure_scale;
+    match format {
         output::Format::Png => {
-            let img = fb.to_srgb8(scene.image.exposure_scale, scene.image.tonemap);
-            output::write_png(&img, &out)?;
+            output::write_png_with(&fb.to_srgb8(exposure, scene.image.tonemap), &meta, &out)?
         }
-        output::Format::Exr => {
-            let img = fb.to_linear(scene.image.exposure_scale);
-            output::write_image(&img, &out, image::ImageFormat::OpenExr)?;
-        }
+        output::Format::Png16 => output::write_png_with(&fb.to_linear16(exposure), &meta, &out)?,
+        output::Format::Exr => output::write_exr(
+            fb.width,
+            fb.height,
+            &fb.to_linear_rgba(exposure),
+            &meta,
+            &out,
+        )?,
     }
     if !args.quiet {
+        let region_note = region.map_or(String::new(), |r| {
+            format!(" (region {},{},{},{} of {w}×{h})", r.x0, r.y0, r.x1, r.y1)
+        });
         println!(
-            "{}: {}×{}, {} spp, {:.2} s total | terrain {:.0} ms, {} triangles, BVH build {:.0} ms | {} rays ({} primary, {} shadow) in {:.2} s = {:.2} Mrays/s on {} threads",
+            "{}: {}×{}{region_note}, {} spp, {:.2} s total | terrain {:.0} ms, {} triangles, {} rocks, BVH build {:.0} ms | {} rays ({} primary, {} shadow and sky) in {:.2} s = {:.2} Mrays/s on {} threads",
             out.display(),
             fb.width,
             fb.height,
@@ -371,6 +453,7 @@ fn render_command(args: RenderArgs) -> Result<ExitCode> {
             start.elapsed().as_secs_f64(),
             world.generate_time.as_secs_f64() * 1e3,
             world.triangle_count(),
+            world.rock_count,
             world.bvh_time.as_secs_f64() * 1e3,
             stats.rays(),
             stats.primary_rays,
@@ -378,6 +461,79 @@ fn render_command(args: RenderArgs) -> Result<ExitCode> {
             stats.trace_time.as_secs_f64(),
             stats.mrays_per_second(),
             pool.current_num_threads()
+        );
+    }
+    if stats.bad_samples > 0 {
+        let (x, y) = stats.first_bad_pixel.unwrap_or_default();
+        eprintln!(
+            "warning: {} samples were NaN or infinite and were replaced by black; the first was in pixel ({x}, {y})",
+            stats.bad_samples
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A hash of the scene text and every checked value that changes pixels,
+/// so that region renders of different scenes or options cannot be merged.
+fn render_key(path: Option<&Path>, scene: &Scene) -> Result<String> {
+    let text = match path {
+        Some(p) => std::fs::read(p).map_err(|source| Error::Io {
+            path: p.to_path_buf(),
+            source,
+        })?,
+        None => scene::DEFAULT_SCENE.as_bytes().to_vec(),
+    };
+    let options = format!(
+        "{}x{} {} {} {:?} {:?} {:?}",
+        scene.image.width,
+        scene.image.height,
+        scene.image.samples,
+        scene.seed,
+        scene.camera,
+        scene.sun,
+        scene.image
+    );
+    Ok(format!(
+        "{:016x}",
+        scree::hash::fnv1a(text.into_iter().chain(options.into_bytes()))
+    ))
+}
+
+fn merge_command(args: MergeArgs) -> Result<ExitCode> {
+    if output::format_of(&args.output)? != output::Format::Png {
+        return Err(Error::Usage(format!(
+            "{}: merge writes PNG",
+            args.output.display()
+        )));
+    }
+    output::check_folder(&args.output)?;
+    let parts = args
+        .parts
+        .iter()
+        .map(|p| {
+            let (image, texts) = output::read_png(p)?;
+            let meta = output::Metadata::from_pairs(&texts).ok_or_else(|| {
+                Error::Usage(format!(
+                    "{}: has no scree render metadata (not a scree region render)",
+                    p.display()
+                ))
+            })?;
+            Ok(farm::Part {
+                path: p.clone(),
+                image,
+                meta,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let (image, meta) = farm::merge(&parts)?;
+    output::write_png_with(&image, &meta, &args.output)?;
+    if !args.quiet {
+        println!(
+            "{}: {} parts merged into {}×{}",
+            args.output.display(),
+            parts.len(),
+            image.width(),
+            image.height()
         );
     }
     Ok(ExitCode::SUCCESS)

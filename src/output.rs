@@ -1,5 +1,7 @@
-//! Writing images: encoded into a temporary file beside the target and
-//! renamed into place, so a failed or interrupted write leaves no partial file.
+//! Writing images: PNG (8-bit sRGB or 16-bit linear) and EXR (linear
+//! float), with the render's metadata, encoded into a temporary file beside
+//! the target and renamed into place, so a failed or interrupted write
+//! leaves no partial file.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -8,6 +10,145 @@ use image::{DynamicImage, ImageFormat};
 use tempfile::NamedTempFile;
 
 use crate::error::{Error, Result};
+use crate::render::Rect;
+
+/// The kind of file a render writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// 8-bit sRGB PNG after exposure and tone mapping.
+    Png,
+    /// 16-bit PNG of linear values (exposure applied, no tone map, clamped to 1).
+    Png16,
+    /// OpenEXR with linear float radiance (exposure applied, no tone map).
+    Exr,
+}
+
+/// The format for `path`: `requested` if given (it must fit the
+/// extension), else from the extension (`.png` → 8-bit, `.exr` → EXR).
+pub fn format_for(path: &Path, requested: Option<Format>) -> Result<Format> {
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    let by_ext = match ext.as_deref() {
+        Some("png") => Format::Png,
+        Some("exr") => Format::Exr,
+        _ => {
+            return Err(Error::Usage(format!(
+                "{}: the output must be a .png (8-bit sRGB or --format png16) or .exr (linear float) file",
+                path.display()
+            )))
+        }
+    };
+    match requested {
+        None => Ok(by_ext),
+        Some(f) if (f == Format::Exr) == (by_ext == Format::Exr) => Ok(f),
+        Some(f) => Err(Error::Usage(format!(
+            "{}: --format {} does not match the file's extension",
+            path.display(),
+            match f {
+                Format::Png => "png",
+                Format::Png16 => "png16",
+                Format::Exr => "exr",
+            }
+        ))),
+    }
+}
+
+/// The format named by `path`'s extension.
+pub fn format_of(path: &Path) -> Result<Format> {
+    format_for(path, None)
+}
+
+/// What a render records about itself in its output file (PNG text chunks,
+/// EXR attributes), so that `scree merge` can check that parts belong together.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Metadata {
+    /// The scene file's name.
+    pub scene: String,
+    /// A hash of the scene text and every option that changes pixels.
+    pub key: String,
+    /// The seed.
+    pub seed: u64,
+    /// Samples per pixel.
+    pub spp: u32,
+    /// Size of the full image, pixels.
+    pub full_size: (u32, u32),
+    /// For a region render: the pixels it holds (end exclusive).
+    pub region: Option<Rect>,
+}
+
+/// Keywords of the text chunks.
+pub mod keys {
+    /// Program and version.
+    pub const SOFTWARE: &str = "Software";
+    /// Scene file name.
+    pub const SCENE: &str = "scree:scene";
+    /// Render key.
+    pub const KEY: &str = "scree:key";
+    /// Seed.
+    pub const SEED: &str = "scree:seed";
+    /// Samples per pixel.
+    pub const SPP: &str = "scree:spp";
+    /// Full image size, "W×H".
+    pub const FULL_SIZE: &str = "scree:full-size";
+    /// Region "x0,y0,x1,y1".
+    pub const REGION: &str = "scree:region";
+}
+
+impl Metadata {
+    /// The (keyword, text) pairs written into a file.
+    pub fn pairs(&self) -> Vec<(&'static str, String)> {
+        let mut v = vec![
+            (
+                keys::SOFTWARE,
+                format!("scree {}", env!("CARGO_PKG_VERSION")),
+            ),
+            (keys::SCENE, self.scene.clone()),
+            (keys::KEY, self.key.clone()),
+            (keys::SEED, self.seed.to_string()),
+            (keys::SPP, self.spp.to_string()),
+            (
+                keys::FULL_SIZE,
+                format!("{}x{}", self.full_size.0, self.full_size.1),
+            ),
+        ];
+        if let Some(r) = self.region {
+            v.push((keys::REGION, format!("{},{},{},{}", r.x0, r.y0, r.x1, r.y1)));
+        }
+        v
+    }
+
+    /// Parses the pairs back; None when a scree key is missing or malformed.
+    pub fn from_pairs(pairs: &[(String, String)]) -> Option<Metadata> {
+        let get = |k: &str| {
+            pairs
+                .iter()
+                .find(|(key, _)| key == k)
+                .map(|(_, v)| v.as_str())
+        };
+        let (w, h) = get(keys::FULL_SIZE)?.split_once('x')?;
+        let region = match get(keys::REGION) {
+            Some(r) => {
+                let n: Vec<u32> = r
+                    .split(',')
+                    .map(|p| p.parse().ok())
+                    .collect::<Option<_>>()?;
+                let [x0, y0, x1, y1] = n[..] else { return None };
+                Some(Rect { x0, y0, x1, y1 })
+            }
+            None => None,
+        };
+        Some(Metadata {
+            scene: get(keys::SCENE)?.to_string(),
+            key: get(keys::KEY)?.to_string(),
+            seed: get(keys::SEED)?.parse().ok()?,
+            spp: get(keys::SPP)?.parse().ok()?,
+            full_size: (w.parse().ok()?, h.parse().ok()?),
+            region,
+        })
+    }
+}
 
 /// The folder a file will be written into ("." for a bare file name).
 fn folder_of(path: &Path) -> PathBuf {
@@ -17,35 +158,15 @@ fn folder_of(path: &Path) -> PathBuf {
     }
 }
 
-/// The kind of file a render writes, chosen by the output's extension.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    /// 8-bit sRGB PNG, tone mapped.
-    Png,
-    /// OpenEXR with linear float radiance (exposure applied, no tone map).
-    Exr,
-}
-
-/// The format named by `path`'s extension (`.png` or `.exr`).
-pub fn format_of(path: &Path) -> Result<Format> {
-    let ext = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase);
-    match ext.as_deref() {
-        Some("png") => Ok(Format::Png),
-        Some("exr") => Ok(Format::Exr),
-        _ => Err(Error::Usage(format!(
-            "{}: the output must be a .png (8-bit sRGB) or .exr (linear float) file",
-            path.display()
-        ))),
-    }
-}
-
 /// Checks, before any work, that `path` can be written: its folder exists
 /// and accepts a new file, and its extension names a format.
 pub fn check_writable(path: &Path) -> Result<()> {
     format_of(path)?;
+    check_folder(path)
+}
+
+/// Checks that `path`'s folder exists and accepts a new file.
+pub fn check_folder(path: &Path) -> Result<()> {
     let dir = folder_of(path);
     if !dir.is_dir() {
         return Err(Error::Usage(format!(
@@ -83,6 +204,86 @@ pub fn write_image(img: &DynamicImage, path: &Path, format: ImageFormat) -> Resu
     write_bytes(&buf, path)
 }
 
+/// Encodes an 8- or 16-bit RGB or RGBA image as PNG with `meta` in text
+/// chunks. The same pixels and metadata always give the same bytes (the
+/// merge of region renders relies on it).
+pub fn encode_png(img: &DynamicImage, meta: &Metadata) -> std::result::Result<Vec<u8>, String> {
+    let (color, depth, bytes): (png::ColorType, png::BitDepth, Vec<u8>) = match img {
+        DynamicImage::ImageRgb8(b) => (
+            png::ColorType::Rgb,
+            png::BitDepth::Eight,
+            b.as_raw().clone(),
+        ),
+        DynamicImage::ImageRgba8(b) => (
+            png::ColorType::Rgba,
+            png::BitDepth::Eight,
+            b.as_raw().clone(),
+        ),
+        DynamicImage::ImageRgb16(b) => (
+            png::ColorType::Rgb,
+            png::BitDepth::Sixteen,
+            b.as_raw().iter().flat_map(|v| v.to_be_bytes()).collect(),
+        ),
+        DynamicImage::ImageRgba16(b) => (
+            png::ColorType::Rgba,
+            png::BitDepth::Sixteen,
+            b.as_raw().iter().flat_map(|v| v.to_be_bytes()).collect(),
+        ),
+        other => return Err(format!("cannot write {:?} as PNG", other.color())),
+    };
+    let mut out = Vec::new();
+    {
+        let mut enc = png::Encoder::new(&mut out, img.width(), img.height());
+        enc.set_color(color);
+        enc.set_depth(depth);
+        enc.set_compression(png::Compression::Balanced);
+        for (k, v) in meta.pairs() {
+            enc.add_text_chunk(k.to_string(), v)
+                .map_err(|e| e.to_string())?;
+        }
+        let mut w = enc.write_header().map_err(|e| e.to_string())?;
+        w.write_image_data(&bytes).map_err(|e| e.to_string())?;
+        w.finish().map_err(|e| e.to_string())?;
+    }
+    Ok(out)
+}
+
+/// Writes `img` as PNG with `meta` at `path`, atomically.
+pub fn write_png_with(img: &DynamicImage, meta: &Metadata, path: &Path) -> Result<()> {
+    let bytes =
+        encode_png(img, meta).map_err(|e| Error::Usage(format!("{}: {e}", path.display())))?;
+    write_bytes(&bytes, path)
+}
+
+/// Writes linear RGBA floats (row-major, `width` × `height`) as EXR with
+/// `meta` as text attributes, atomically.
+pub fn write_exr(
+    width: u32,
+    height: u32,
+    rgba: &[[f32; 4]],
+    meta: &Metadata,
+    path: &Path,
+) -> Result<()> {
+    use exr::prelude::*;
+    let w = width as usize;
+    let channels = SpecificChannels::rgba(|p: Vec2<usize>| {
+        let [r, g, b, a] = rgba[p.y() * w + p.x()];
+        (r, g, b, a)
+    });
+    let mut image = Image::from_channels((width as usize, height as usize), channels);
+    for (k, v) in meta.pairs() {
+        image
+            .attributes
+            .other
+            .insert(Text::from(k), AttributeValue::Text(Text::from(v.as_str())));
+    }
+    let mut buf = std::io::Cursor::new(Vec::new());
+    image.write().to_buffered(&mut buf).map_err(|e| {
+        crate::error::Error::Usage(format!("{}: cannot encode EXR: {e}", path.display()))
+    })?;
+    write_bytes(buf.get_ref(), path)
+}
+
 /// Atomically puts `bytes` at `path`: written to a temporary file in the
 /// same folder, synced, made world-readable and renamed into place.
 pub fn write_bytes(bytes: &[u8], path: &Path) -> Result<()> {
@@ -102,4 +303,88 @@ pub fn write_bytes(bytes: &[u8], path: &Path) -> Result<()> {
     }
     tmp.persist(path).map_err(|e| io(e.error))?;
     Ok(())
+}
+
+/// Reads a PNG's pixels (as RGBA 16-bit or 8-bit image) and its text chunks.
+pub fn read_png(path: &Path) -> Result<(DynamicImage, Vec<(String, String)>)> {
+    let bytes = std::fs::read(path).map_err(|source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let decoder = png::Decoder::new(std::io::Cursor::new(&bytes));
+    let reader = decoder
+        .read_info()
+        .map_err(|e| Error::Usage(format!("{}: not a readable PNG: {e}", path.display())))?;
+    let texts = reader
+        .info()
+        .uncompressed_latin1_text
+        .iter()
+        .map(|t| (t.keyword.clone(), t.text.clone()))
+        .collect();
+    let img = image::load_from_memory_with_format(&bytes, ImageFormat::Png).map_err(|source| {
+        Error::Image {
+            path: path.to_path_buf(),
+            source,
+        }
+    })?;
+    Ok((img, texts))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meta(region: Option<Rect>) -> Metadata {
+        Metadata {
+            scene: "a.json".into(),
+            key: "00ff".into(),
+            seed: 7,
+            spp: 4,
+            full_size: (64, 32),
+            region,
+        }
+    }
+
+    #[test]
+    fn metadata_round_trips_through_png_text_chunks() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.png");
+        let m = meta(Some(Rect {
+            x0: 1,
+            y0: 2,
+            x1: 30,
+            y1: 20,
+        }));
+        let img = DynamicImage::ImageRgb8(image::RgbImage::new(29, 18));
+        write_png_with(&img, &m, &path).unwrap();
+        let (back, texts) = read_png(&path).unwrap();
+        assert_eq!((back.width(), back.height()), (29, 18));
+        assert_eq!(Metadata::from_pairs(&texts), Some(m));
+        assert!(texts
+            .iter()
+            .any(|(k, v)| k == "Software" && v.starts_with("scree ")));
+    }
+
+    #[test]
+    fn encoding_is_deterministic() {
+        let img = DynamicImage::ImageRgba8(image::RgbaImage::from_fn(20, 10, |x, y| {
+            image::Rgba([x as u8, y as u8, 9, 255])
+        }));
+        assert_eq!(
+            encode_png(&img, &meta(None)).unwrap(),
+            encode_png(&img, &meta(None)).unwrap()
+        );
+    }
+
+    #[test]
+    fn format_follows_the_extension_unless_asked() {
+        assert_eq!(format_for(Path::new("a.png"), None).unwrap(), Format::Png);
+        assert_eq!(
+            format_for(Path::new("a.PNG"), Some(Format::Png16)).unwrap(),
+            Format::Png16
+        );
+        assert_eq!(format_for(Path::new("a.exr"), None).unwrap(), Format::Exr);
+        assert!(format_for(Path::new("a.png"), Some(Format::Exr)).is_err());
+        assert!(format_for(Path::new("a.jpg"), None).is_err());
+    }
 }

@@ -573,6 +573,30 @@ mod tests {
         assert!(seen.iter().all(|&c| c == 1));
     }
 
+    /// Degenerate input: zero-area triangles (a point, a line) among good
+    /// ones build and trace without panics, and are never hit.
+    #[test]
+    fn degenerate_triangles_are_never_hit() {
+        let mesh = soup(&[
+            0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, // a point
+            -1.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.5, 0.0, 0.0, // a line
+            -1.0, 0.0, -1.0, -1.0, 0.0, 1.0, 1.0, 0.0, 0.0, // a real triangle
+        ]);
+        let bvh = Bvh::build(&mesh);
+        let down = Ray::new(Vec3::new(0.0, 5.0, 0.0), Vec3::NEG_Y);
+        assert_eq!(
+            bvh.intersect(&down, f32::INFINITY).map(|h| h.triangle),
+            Some(2)
+        );
+        // Along the line's own direction, in its plane: parallel to every face.
+        let along = Ray::new(Vec3::new(-5.0, 0.0, 0.0), Vec3::X);
+        assert!(bvh.intersect(&along, f32::INFINITY).is_none());
+        // A zero direction has no hits and no NaN trouble.
+        let zero = Ray::new(Vec3::new(0.0, 5.0, 0.0), Vec3::ZERO);
+        assert!(bvh.intersect(&zero, f32::INFINITY).is_none());
+        assert!(!bvh.occluded(&zero, f32::INFINITY));
+    }
+
     #[test]
     fn empty_mesh_misses() {
         let bvh = Bvh::build(&TriangleMesh::default());

@@ -36,50 +36,94 @@ impl Framebuffer {
         }
     }
 
-    /// Linear radiance times the exposure, without tone mapping: for EXR.
-    /// Alpha is the coverage; colour stays premultiplied by it, as EXR expects.
+    /// Linear radiance times the exposure as RGBA floats, without tone
+    /// mapping (colour premultiplied by coverage, as EXR expects).
+    pub fn to_linear_rgba(&self, exposure_scale: f32) -> Vec<[f32; 4]> {
+        self.pixels
+            .iter()
+            .map(|p| {
+                let c = p.truncate() * exposure_scale;
+                [c.x, c.y, c.z, p.w]
+            })
+            .collect()
+    }
+
+    /// Linear radiance times the exposure, without tone mapping, as an
+    /// image (for EXR through the `image` crate).
     pub fn to_linear(&self, exposure_scale: f32) -> DynamicImage {
         let mut img = image::Rgba32FImage::new(self.width, self.height);
-        for (dst, p) in img.pixels_mut().zip(&self.pixels) {
-            let c = p.truncate() * exposure_scale;
-            dst.0 = [c.x, c.y, c.z, p.w];
+        for (dst, p) in img.pixels_mut().zip(self.to_linear_rgba(exposure_scale)) {
+            dst.0 = p;
         }
         DynamicImage::ImageRgba32F(img)
     }
 
-    /// Exposure, tone curve and sRGB encoding to 8 bits per channel; RGBA
-    /// when some pixel is not fully covered, RGB otherwise.
-    pub fn to_srgb8(&self, exposure_scale: f32, op: Tonemap) -> DynamicImage {
-        let encode = |p: Vec4| -> [u8; 4] {
-            let a = p.w;
-            // Un-premultiply so partly covered edge pixels keep their colour.
-            let rgb = if a > 0.0 {
-                p.truncate() / a
-            } else {
-                Vec3::ZERO
-            };
-            let c = tonemap::apply(op, rgb * exposure_scale);
-            [
-                tonemap::to_u8(tonemap::srgb_encode(c.x)),
-                tonemap::to_u8(tonemap::srgb_encode(c.y)),
-                tonemap::to_u8(tonemap::srgb_encode(c.z)),
-                tonemap::to_u8(a),
-            ]
-        };
-        let opaque = self.pixels.iter().all(|p| p.w >= 1.0);
-        if opaque {
-            let mut img = RgbImage::new(self.width, self.height);
-            for (dst, p) in img.pixels_mut().zip(&self.pixels) {
-                let [r, g, b, _] = encode(*p);
-                dst.0 = [r, g, b];
-            }
-            DynamicImage::ImageRgb8(img)
+    /// Linear values times the exposure, clamped to [0, 1], in 16 bits per
+    /// channel (no tone map, no sRGB curve); RGBA when some pixel is not
+    /// fully covered.
+    pub fn to_linear16(&self, exposure_scale: f32) -> DynamicImage {
+        let q = |v: f32| (v.clamp(0.0, 1.0) * 65535.0 + 0.5) as u16;
+        let encoded: Vec<[u16; 4]> = self
+            .pixels
+            .iter()
+            .map(|p| {
+                let a = p.w;
+                let rgb = if a > 0.0 {
+                    p.truncate() / a
+                } else {
+                    Vec3::ZERO
+                } * exposure_scale;
+                [q(rgb.x), q(rgb.y), q(rgb.z), q(a)]
+            })
+            .collect();
+        if encoded.iter().all(|p| p[3] == 65535) {
+            let data = encoded.iter().flat_map(|p| [p[0], p[1], p[2]]).collect();
+            DynamicImage::ImageRgb16(
+                image::ImageBuffer::from_raw(self.width, self.height, data).expect("sized"),
+            )
         } else {
-            let mut img = RgbaImage::new(self.width, self.height);
-            for (dst, p) in img.pixels_mut().zip(&self.pixels) {
-                dst.0 = encode(*p);
-            }
-            DynamicImage::ImageRgba8(img)
+            let data = encoded.iter().flat_map(|p| *p).collect();
+            DynamicImage::ImageRgba16(
+                image::ImageBuffer::from_raw(self.width, self.height, data).expect("sized"),
+            )
         }
+    }
+
+    /// Exposure, tone curve and sRGB encoding to 8 bits per channel; RGBA
+    /// when some pixel's coverage does not round to 255, RGB otherwise.
+    pub fn to_srgb8(&self, exposure_scale: f32, op: Tonemap) -> DynamicImage {
+        let encoded: Vec<[u8; 4]> = self
+            .pixels
+            .iter()
+            .map(|p| {
+                let a = p.w;
+                // Un-premultiply so partly covered edge pixels keep their colour.
+                let rgb = if a > 0.0 {
+                    p.truncate() / a
+                } else {
+                    Vec3::ZERO
+                };
+                let c = tonemap::apply(op, rgb * exposure_scale);
+                [
+                    tonemap::to_u8(tonemap::srgb_encode(c.x)),
+                    tonemap::to_u8(tonemap::srgb_encode(c.y)),
+                    tonemap::to_u8(tonemap::srgb_encode(c.z)),
+                    tonemap::to_u8(a),
+                ]
+            })
+            .collect();
+        rgb_or_rgba8(self.width, self.height, &encoded)
+    }
+}
+
+/// RGB when every alpha is 255, RGBA otherwise: the rule every 8-bit
+/// output follows (full renders and merged regions alike).
+pub fn rgb_or_rgba8(width: u32, height: u32, encoded: &[[u8; 4]]) -> DynamicImage {
+    if encoded.iter().all(|p| p[3] == 255) {
+        let data = encoded.iter().flat_map(|p| [p[0], p[1], p[2]]).collect();
+        DynamicImage::ImageRgb8(RgbImage::from_raw(width, height, data).expect("sized"))
+    } else {
+        let data = encoded.iter().flat_map(|p| *p).collect();
+        DynamicImage::ImageRgba8(RgbaImage::from_raw(width, height, data).expect("sized"))
     }
 }

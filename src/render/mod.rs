@@ -34,6 +34,10 @@ pub struct RenderStats {
     pub shadow_rays: u64,
     /// Wall time of the tracing.
     pub trace_time: Duration,
+    /// Samples whose radiance came out NaN or infinite (each replaced by black).
+    pub bad_samples: u64,
+    /// The first pixel (in row-major order) with such a sample.
+    pub first_bad_pixel: Option<(u32, u32)>,
 }
 
 impl RenderStats {
@@ -72,10 +76,7 @@ impl Rect {
     }
 }
 
-/// Renders the whole image of `camera` on the current rayon pool, ticking
-/// `progress` once per tile (the caller sets its length, see
-/// [`tile_count`], so one bar can span several renders). Stops early with
-/// [`Error::Interrupted`] when `cancel` is set.
+/// Renders the whole image of `camera`; see [`render_region`].
 pub fn render(
     scene: &Scene,
     world: &World,
@@ -89,38 +90,74 @@ pub fn render(
         x1: camera.width,
         y1: camera.height,
     };
-    let tiles = tiles(full);
+    render_region(scene, world, camera, full, progress, cancel)
+}
+
+/// Renders the pixels of `region` (inside the camera's image) on the current
+/// rayon pool, ticking `progress` once per tile (the caller sets its length,
+/// see [`tile_count`], so one bar can span several renders). Each pixel is a
+/// function of its position in the full image only, so a region's pixels are
+/// bit-identical to the same pixels of a full render. Stops early with
+/// [`Error::Interrupted`] when `cancel` is set.
+pub fn render_region(
+    scene: &Scene,
+    world: &World,
+    camera: &Camera,
+    region: Rect,
+    progress: &ProgressBar,
+    cancel: &AtomicBool,
+) -> Result<(Framebuffer, RenderStats)> {
+    let tiles = tiles(region);
     let shadow_rays = AtomicU64::new(0);
     let start = Instant::now();
-    let rendered: Vec<(Rect, Vec<Vec4>)> = tiles
+    let rendered: Vec<(Rect, Vec<Vec4>, Bad)> = tiles
         .par_iter()
         .map(|&tile| {
+            let mut bad = Bad::default();
             if cancel.load(Ordering::Relaxed) {
-                return (tile, Vec::new());
+                return (tile, Vec::new(), bad);
             }
             let mut shadows = 0u64;
             let mut pixels = Vec::with_capacity((tile.width() * tile.height()) as usize);
             for y in tile.y0..tile.y1 {
                 for x in tile.x0..tile.x1 {
-                    pixels.push(render_pixel(scene, world, camera, x, y, &mut shadows));
+                    pixels.push(render_pixel(
+                        scene,
+                        world,
+                        camera,
+                        x,
+                        y,
+                        &mut shadows,
+                        &mut bad,
+                    ));
                 }
             }
             shadow_rays.fetch_add(shadows, Ordering::Relaxed);
             progress.inc(1);
-            (tile, pixels)
+            (tile, pixels, bad)
         })
         .collect();
     if cancel.load(Ordering::Relaxed) {
         return Err(Error::Interrupted);
     }
-    let mut fb = Framebuffer::new(camera.width, camera.height);
-    for (tile, pixels) in rendered {
-        fb.put(tile, &pixels);
+    let mut fb = Framebuffer::new(region.width(), region.height());
+    let mut bad = Bad::default();
+    for (tile, pixels, tile_bad) in rendered {
+        let local = Rect {
+            x0: tile.x0 - region.x0,
+            y0: tile.y0 - region.y0,
+            x1: tile.x1 - region.x0,
+            y1: tile.y1 - region.y0,
+        };
+        fb.put(local, &pixels);
+        bad.merge(&tile_bad);
     }
     let stats = RenderStats {
-        primary_rays: camera.width as u64 * camera.height as u64 * scene.image.samples as u64,
+        primary_rays: region.width() as u64 * region.height() as u64 * scene.image.samples as u64,
         shadow_rays: shadow_rays.into_inner(),
         trace_time: start.elapsed(),
+        bad_samples: bad.count,
+        first_bad_pixel: bad.first.map(|(y, x)| (x, y)),
     };
     Ok((fb, stats))
 }
@@ -146,7 +183,26 @@ pub fn tiles(r: Rect) -> Vec<Rect> {
     out
 }
 
-/// Mean linear radiance (rgb) and coverage (a) of pixel (x, y).
+/// Samples that came out NaN or infinite: how many, and the first pixel
+/// as (row, column) so that the minimum is the first in row-major order.
+#[derive(Debug, Clone, Copy, Default)]
+struct Bad {
+    count: u64,
+    first: Option<(u32, u32)>,
+}
+
+impl Bad {
+    fn merge(&mut self, other: &Bad) {
+        self.count += other.count;
+        self.first = match (self.first, other.first) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+    }
+}
+
+/// Mean linear radiance (rgb) and coverage (a) of pixel (x, y); a sample
+/// whose radiance is not finite counts as black and is recorded in `bad`.
 fn render_pixel(
     scene: &Scene,
     world: &World,
@@ -154,6 +210,7 @@ fn render_pixel(
     x: u32,
     y: u32,
     shadows: &mut u64,
+    bad: &mut Bad,
 ) -> Vec4 {
     let n = scene.image.samples;
     let pixel = y as u64 * camera.width as u64 + x as u64;
@@ -163,7 +220,16 @@ fn render_pixel(
         // No ray: background outside the projection, transparent black.
         if let Some(ray) = camera.ray(x as f32 + jx, y as f32 + jy) {
             let rng = sampler::SampleRng::new(scene.seed, pixel, s, n);
-            sum += trace(scene, world, &ray, &rng, shadows).extend(1.0);
+            let c = trace(scene, world, &ray, &rng, shadows);
+            if c.is_finite() {
+                sum += c.extend(1.0);
+            } else {
+                sum += Vec4::W;
+                bad.merge(&Bad {
+                    count: 1,
+                    first: Some((y, x)),
+                });
+            }
         }
     }
     sum / n as f32
@@ -215,4 +281,108 @@ fn sun_disc(sun: &crate::shade::Sun, dir: Vec3) -> Vec3 {
         return Vec3::ZERO;
     }
     sun.radiance / (std::f32::consts::TAU * (1.0 - r.cos()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use glam::Vec3;
+
+    fn small_scene() -> Scene {
+        let mut scene = crate::scene::default_scene();
+        scene.terrain.resolution = [33, 33];
+        scene.image.width = 16;
+        scene.image.height = 9;
+        scene.image.samples = 2;
+        scene
+    }
+
+    #[test]
+    fn nan_samples_are_counted_replaced_and_located() {
+        // Bypass validation: a NaN sun reaches every sample (through the
+        // light on surfaces and the glow in the sky).
+        let mut scene = small_scene();
+        scene.sun.radiance = Vec3::NAN;
+        let world = World::build(&scene);
+        let camera = scene.camera();
+        let (fb, stats) = render(
+            &scene,
+            &world,
+            &camera,
+            &ProgressBar::hidden(),
+            &AtomicBool::new(false),
+        )
+        .unwrap();
+        assert_eq!(stats.bad_samples, 16 * 9 * 2);
+        assert_eq!(stats.first_bad_pixel, Some((0, 0)));
+        assert!(
+            fb.pixels.iter().all(|p| p.is_finite()),
+            "no pixel is poisoned"
+        );
+    }
+
+    #[test]
+    fn a_sane_scene_has_no_bad_samples() {
+        let scene = small_scene();
+        let world = World::build(&scene);
+        let (_, stats) = render(
+            &scene,
+            &world,
+            &scene.camera(),
+            &ProgressBar::hidden(),
+            &AtomicBool::new(false),
+        )
+        .unwrap();
+        assert_eq!((stats.bad_samples, stats.first_bad_pixel), (0, None));
+    }
+
+    #[test]
+    fn regions_are_bit_identical_to_the_full_render() {
+        let scene = small_scene();
+        let world = World::build(&scene);
+        let camera = scene.camera();
+        let none = AtomicBool::new(false);
+        let (full, _) = render(&scene, &world, &camera, &ProgressBar::hidden(), &none).unwrap();
+        let region = Rect {
+            x0: 3,
+            y0: 2,
+            x1: 11,
+            y1: 9,
+        };
+        let (part, stats) = render_region(
+            &scene,
+            &world,
+            &camera,
+            region,
+            &ProgressBar::hidden(),
+            &none,
+        )
+        .unwrap();
+        assert_eq!((part.width, part.height), (8, 7));
+        assert_eq!(stats.primary_rays, 8 * 7 * 2);
+        for y in 0..7 {
+            for x in 0..8 {
+                let a = part.pixels[(y * 8 + x) as usize];
+                let b = full.pixels[((y + 2) * 16 + x + 3) as usize];
+                assert_eq!(
+                    a.to_array().map(f32::to_bits),
+                    b.to_array().map(f32::to_bits)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn cancelling_stops_with_interrupted() {
+        let scene = small_scene();
+        let world = World::build(&scene);
+        let r = render(
+            &scene,
+            &world,
+            &scene.camera(),
+            &ProgressBar::hidden(),
+            &AtomicBool::new(true),
+        );
+        assert!(matches!(r, Err(Error::Interrupted)));
+    }
 }

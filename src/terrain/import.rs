@@ -36,18 +36,27 @@ pub struct Imported {
 
 /// Reads a grayscale PNG; colour images are refused (a heightmap has one channel).
 pub fn load(path: &Path) -> Result<Imported, String> {
-    let img = image::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let bytes = crate::texture::read_image_file(path)?;
+    decode(&bytes, path)
+}
+
+/// Decodes heightmap bytes (named `path` in messages).
+pub fn decode(bytes: &[u8], path: &Path) -> Result<Imported, String> {
+    let img = image::load_from_memory(bytes)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let (w, h) = (img.width() as usize, img.height() as usize);
     let values: Vec<f64> = match &img {
         image::DynamicImage::ImageLuma8(b) => b.pixels().map(|p| p[0] as f64 / 255.0).collect(),
         image::DynamicImage::ImageLuma16(b) => b.pixels().map(|p| p[0] as f64 / 65535.0).collect(),
         image::DynamicImage::ImageLumaA8(b) => b.pixels().map(|p| p[0] as f64 / 255.0).collect(),
         image::DynamicImage::ImageLumaA16(b) => b.pixels().map(|p| p[0] as f64 / 65535.0).collect(),
-        other => return Err(format!(
+        other => {
+            return Err(format!(
             "{} is not a grayscale image ({:?}); export the heightmap as 8- or 16-bit grayscale",
             path.display(),
             other.color()
-        )),
+        ))
+        }
     };
     if w < 2 || h < 2 {
         return Err(format!(

@@ -38,13 +38,36 @@ pub struct Texture {
     pub texels: Vec<Vec3>,
 }
 
+/// Largest image file scree reads as a texture or heightmap, bytes.
+pub const MAX_IMAGE_FILE: u64 = 1 << 30;
+
+/// Reads an image file after checking that it is a regular file of at most
+/// [`MAX_IMAGE_FILE`] bytes (so `/dev/zero` or a pipe cannot hang a render).
+pub fn read_image_file(path: &Path) -> std::result::Result<Vec<u8>, String> {
+    let meta =
+        std::fs::metadata(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    if !meta.is_file() {
+        return Err(format!("{} is not a regular file", path.display()));
+    }
+    if meta.len() > MAX_IMAGE_FILE {
+        return Err(format!(
+            "{} is {} bytes, over the {} byte limit",
+            path.display(),
+            meta.len(),
+            MAX_IMAGE_FILE
+        ));
+    }
+    std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+}
+
 /// Rec. 709 luminance weights, for grayscale lookups of RGB textures.
 pub const LUMA: Vec3 = Vec3::new(0.2126, 0.7152, 0.0722);
 
 impl Texture {
     /// Reads any image the `image` crate decodes (8- or 16-bit PNG, …).
     pub fn load(path: &Path) -> Result<Texture> {
-        let img = image::open(path).map_err(|source| Error::Image {
+        let bytes = read_image_file(path).map_err(Error::Usage)?;
+        let img = image::load_from_memory(&bytes).map_err(|source| Error::Image {
             path: path.to_path_buf(),
             source,
         })?;

@@ -3,6 +3,8 @@
 mod bad_input;
 mod cli;
 mod diff;
+mod farm;
+mod fuzz_regressions;
 mod light;
 mod projections;
 mod references;
