@@ -248,16 +248,22 @@ pub fn judge(reference: &Path, result: &Path, tol: Tolerance, metrics: Metrics) 
     }
 }
 
-/// The report as the text `scree diff` prints.
-pub fn summary(r: &Report) -> String {
-    let m = &r.metrics;
+/// "R 0.000000, G …" for the per-channel maxima.
+fn max_abs_text(m: &Metrics) -> String {
     let names = ["R", "G", "B", "A"];
-    let max: Vec<String> = m
+    let parts: Vec<String> = m
         .max_abs
         .iter()
         .zip(names)
         .map(|(v, n)| format!("{n} {v:.6}"))
         .collect();
+    parts.join(", ")
+}
+
+/// The report as the text `scree diff` prints.
+pub fn summary(r: &Report) -> String {
+    let m = &r.metrics;
+    let max = max_abs_text(m);
     let psnr = m
         .psnr_db
         .map_or("inf".to_string(), |p| format!("{p:.2} dB"));
@@ -268,7 +274,7 @@ pub fn summary(r: &Report) -> String {
         m.width,
         m.height,
         m.channels,
-        max.join(", "),
+        max,
         m.mean_abs,
         m.rmse,
         psnr,
@@ -334,19 +340,13 @@ pub fn html_report(r: &Report) -> String {
             .replace('>', "&gt;")
     };
     let row = |k: &str, v: String| format!("<tr><th>{k}</th><td>{}</td></tr>\n", esc(&v));
-    let names = ["R", "G", "B", "A"];
-    let max: Vec<String> = m
-        .max_abs
-        .iter()
-        .zip(names)
-        .map(|(v, n)| format!("{n} {v:.6}"))
-        .collect();
+    let max = max_abs_text(m);
     let mut rows = String::new();
     rows += &row(
         "size",
         format!("{}×{}, {} channels", m.width, m.height, m.channels),
     );
-    rows += &row("max abs diff", max.join(", "));
+    rows += &row("max abs diff", max);
     rows += &row("mean abs diff", format!("{:.6}", m.mean_abs));
     rows += &row("RMSE", format!("{:.6}", m.rmse));
     rows += &row(

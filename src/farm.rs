@@ -199,13 +199,7 @@ pub fn merge(parts: &[Part]) -> Result<(DynamicImage, Metadata)> {
         }
     }
     let image = if sixteen {
-        if canvas.iter().all(|p| p[3] == 65535) {
-            let data = canvas.iter().flat_map(|p| [p[0], p[1], p[2]]).collect();
-            DynamicImage::ImageRgb16(image::ImageBuffer::from_raw(w, h, data).expect("sized"))
-        } else {
-            let data = canvas.iter().flat_map(|p| *p).collect();
-            DynamicImage::ImageRgba16(image::ImageBuffer::from_raw(w, h, data).expect("sized"))
-        }
+        crate::render::framebuffer::rgb_or_rgba16(w, h, &canvas)
     } else {
         // to_rgba16 widened 8-bit values by ×257; narrow them back exactly.
         let eight: Vec<[u8; 4]> = canvas.iter().map(|p| p.map(|v| (v / 257) as u8)).collect();

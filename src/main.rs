@@ -589,17 +589,7 @@ fn compare_command(args: CompareArgs) -> Result<ExitCode> {
 
 fn diff_command(args: DiffArgs) -> Result<ExitCode> {
     for out in [&args.heatmap, &args.json].into_iter().flatten() {
-        let dir = out
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        if !dir.is_dir() {
-            return Err(Error::Usage(format!(
-                "{}: the output folder {} does not exist",
-                out.display(),
-                dir.display()
-            )));
-        }
+        output::check_folder(out)?;
     }
     let reference = diff::load(&args.reference)?;
     let result = diff::load(&args.result)?;
@@ -674,17 +664,7 @@ fn terrain_command(args: TerrainArgs) -> Result<ExitCode> {
         output::check_writable(h)?;
     }
     if let Some(o) = &args.obj {
-        let dir = o
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        if !dir.is_dir() {
-            return Err(Error::Usage(format!(
-                "{}: the output folder {} does not exist",
-                o.display(),
-                dir.display()
-            )));
-        }
+        output::check_folder(o)?;
     }
     let start = Instant::now();
     let heights = scree::terrain::generate(&scene.terrain.recipe(), scene.seed);

@@ -66,27 +66,12 @@ impl Framebuffer {
         let encoded: Vec<[u16; 4]> = self
             .pixels
             .iter()
-            .map(|p| {
-                let a = p.w;
-                let rgb = if a > 0.0 {
-                    p.truncate() / a
-                } else {
-                    Vec3::ZERO
-                } * exposure_scale;
-                [q(rgb.x), q(rgb.y), q(rgb.z), q(a)]
+            .map(|&p| {
+                let rgb = unpremultiplied(p) * exposure_scale;
+                [q(rgb.x), q(rgb.y), q(rgb.z), q(p.w)]
             })
             .collect();
-        if encoded.iter().all(|p| p[3] == 65535) {
-            let data = encoded.iter().flat_map(|p| [p[0], p[1], p[2]]).collect();
-            DynamicImage::ImageRgb16(
-                image::ImageBuffer::from_raw(self.width, self.height, data).expect("sized"),
-            )
-        } else {
-            let data = encoded.iter().flat_map(|p| *p).collect();
-            DynamicImage::ImageRgba16(
-                image::ImageBuffer::from_raw(self.width, self.height, data).expect("sized"),
-            )
-        }
+        rgb_or_rgba16(self.width, self.height, &encoded)
     }
 
     /// Exposure, tone curve and sRGB encoding to 8 bits per channel; RGBA
@@ -95,24 +80,38 @@ impl Framebuffer {
         let encoded: Vec<[u8; 4]> = self
             .pixels
             .iter()
-            .map(|p| {
-                let a = p.w;
-                // Un-premultiply so partly covered edge pixels keep their colour.
-                let rgb = if a > 0.0 {
-                    p.truncate() / a
-                } else {
-                    Vec3::ZERO
-                };
-                let c = tonemap::apply(op, rgb * exposure_scale);
+            .map(|&p| {
+                let c = tonemap::apply(op, unpremultiplied(p) * exposure_scale);
                 [
                     tonemap::to_u8(tonemap::srgb_encode(c.x)),
                     tonemap::to_u8(tonemap::srgb_encode(c.y)),
                     tonemap::to_u8(tonemap::srgb_encode(c.z)),
-                    tonemap::to_u8(a),
+                    tonemap::to_u8(p.w),
                 ]
             })
             .collect();
         rgb_or_rgba8(self.width, self.height, &encoded)
+    }
+}
+
+/// The colour of a pixel whose rgb is premultiplied by its coverage, so
+/// that partly covered edge pixels keep their colour (black when uncovered).
+fn unpremultiplied(p: Vec4) -> Vec3 {
+    if p.w > 0.0 {
+        p.truncate() / p.w
+    } else {
+        Vec3::ZERO
+    }
+}
+
+/// The 16-bit counterpart of [`rgb_or_rgba8`].
+pub fn rgb_or_rgba16(width: u32, height: u32, encoded: &[[u16; 4]]) -> DynamicImage {
+    if encoded.iter().all(|p| p[3] == u16::MAX) {
+        let data = encoded.iter().flat_map(|p| [p[0], p[1], p[2]]).collect();
+        DynamicImage::ImageRgb16(image::ImageBuffer::from_raw(width, height, data).expect("sized"))
+    } else {
+        let data = encoded.iter().flat_map(|p| *p).collect();
+        DynamicImage::ImageRgba16(image::ImageBuffer::from_raw(width, height, data).expect("sized"))
     }
 }
 

@@ -106,35 +106,5 @@ fn built_in_default_is_the_shipped_rocky_valley() {
 #[cfg(unix)]
 #[test]
 fn ctrl_c_leaves_no_output_and_no_temporary_file() {
-    let dir = tempfile::tempdir().unwrap();
-    // Big enough to still be tracing after half a second.
-    let mut child = scree()
-        .current_dir(dir.path())
-        .args([
-            "render",
-            "-o",
-            "out.png",
-            "--width",
-            "1920",
-            "--spp",
-            "16",
-            "--threads",
-            "1",
-            "-q",
-        ])
-        .spawn()
-        .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(1500));
-    let status = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let exit = child.wait().unwrap();
-    assert_eq!(exit.code(), Some(2), "interrupted render exits 2");
-    assert_eq!(
-        files_in(dir.path()),
-        Vec::<String>::new(),
-        "nothing left behind"
-    );
+    interrupted_render_leaves_nothing("-INT");
 }

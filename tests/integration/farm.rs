@@ -209,36 +209,7 @@ fn merge_refuses_missing_overlapping_and_foreign_parts() {
 #[cfg(unix)]
 #[test]
 fn sigterm_stops_a_render_without_output_or_temporary_files() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut child = scree()
-        .current_dir(dir.path())
-        .args([
-            "render",
-            "-o",
-            "out.png",
-            "--width",
-            "1920",
-            "--spp",
-            "16",
-            "--threads",
-            "1",
-            "-q",
-        ])
-        .spawn()
-        .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(1500));
-    let status = std::process::Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let exit = child.wait().unwrap();
-    assert_eq!(exit.code(), Some(2), "non-zero exit");
-    assert_eq!(
-        files_in(dir.path()),
-        Vec::<String>::new(),
-        "no output, no temporary file"
-    );
+    interrupted_render_leaves_nothing("-TERM");
 }
 
 #[test]

@@ -48,3 +48,44 @@ pub fn files_in(dir: &Path) -> Vec<String> {
     v.sort();
     v
 }
+
+/// Starts a long render of the default scene in a fresh folder, sends it
+/// `signal` after 1.5 s, and checks that it exits 2 leaving nothing behind.
+#[cfg(unix)]
+pub fn interrupted_render_leaves_nothing(signal: &str) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    // Big enough to still be tracing when the signal comes.
+    let mut child = scree()
+        .current_dir(dir.path())
+        .args([
+            "render",
+            "-o",
+            "out.png",
+            "--width",
+            "1920",
+            "--spp",
+            "16",
+            "--threads",
+            "1",
+            "-q",
+        ])
+        .spawn()
+        .expect("scree starts");
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let status = Command::new("kill")
+        .args([signal, &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success());
+    let exit = child.wait().expect("scree ends");
+    assert_eq!(
+        exit.code(),
+        Some(2),
+        "an interrupted render exits 2 ({signal})"
+    );
+    assert_eq!(
+        files_in(dir.path()),
+        Vec::<String>::new(),
+        "no output, no temporary file ({signal})"
+    );
+}
