@@ -28,8 +28,11 @@ static CANCEL: AtomicBool = AtomicBool::new(false);
     long_about = "An offline CPU ray tracer for terrain scenes: a JSON scene file in, a PNG out.\n\n\
         Quick start:\n  scree render scenes/rocky-valley.json -o renders/out.png\n  \
         scree render --width 320 --spp 1 -o preview.png      (fast preview of the default scene)\n  \
-        scree check my-scene.json                            (validate without rendering)\n\n\
-        Exit codes: 0 success, 2 bad input or failure."
+        scree check my-scene.json                            (validate without rendering)\n  \
+        scree compare scenes/rocky-valley.json -o grid.png   (the view through several projections)\n  \
+        scree diff renders/rocky-valley.png out.png          (compare with a reference)\n\n\
+        The scene format is documented in README.md.\n\n\
+        Exit codes: 0 success, 1 diff found a difference, 2 bad input or failure."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -38,7 +41,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Render a scene to a PNG.
+    /// Render a scene to a PNG (or EXR).
     Render(RenderArgs),
     /// Render the scene's view through several projections into one labelled grid.
     Compare(CompareArgs),
@@ -64,9 +67,9 @@ struct RenderArgs {
     /// Scene file (JSON). Without it, the built-in default scene
     /// (scenes/rocky-valley.json).
     scene: Option<PathBuf>,
-    /// Output file: .png (8-bit sRGB, tone mapped) or .exr (linear float,
-    /// exposure applied, no tone map). Default: the scene's name with .png,
-    /// in the current folder.
+    /// Output file: .png (8-bit sRGB, tone mapped; 16-bit linear with
+    /// --format png16) or .exr (linear float, exposure applied, no tone
+    /// map). Default: the scene's name with .png, in the current folder.
     #[arg(short, long)]
     output: Option<PathBuf>,
     /// Image width in pixels (keeps the scene's aspect ratio unless --height is given too).

@@ -86,7 +86,8 @@ fn skip_ws(b: &[u8], mut p: usize) -> usize {
     p
 }
 
-/// End of the string starting at `p` (on the opening quote): index after the closing quote.
+/// End of the string starting at `p` (on the opening quote): index after
+/// the closing quote, or `b.len()` for a string that never closes.
 fn skip_string(b: &[u8], mut p: usize) -> usize {
     p += 1;
     while p < b.len() {
@@ -96,7 +97,7 @@ fn skip_string(b: &[u8], mut p: usize) -> usize {
             _ => p += 1,
         }
     }
-    p
+    b.len()
 }
 
 /// Index just after the value starting at `p`.
@@ -141,7 +142,11 @@ fn find_key(b: &[u8], p: usize, key: &str) -> Option<usize> {
     let mut q = skip_ws(b, p + 1);
     while q < b.len() && b[q] == b'"' {
         let end = skip_string(b, q);
-        let name = std::str::from_utf8(&b[q + 1..end.saturating_sub(1)]).ok()?;
+        // An unterminated key (end of input) has no name to match.
+        if end < q + 2 || b[end - 1] != b'"' {
+            return None;
+        }
+        let name = std::str::from_utf8(b.get(q + 1..end - 1)?).ok()?;
         q = skip_ws(b, end);
         if b.get(q) != Some(&b':') {
             return None;
@@ -177,6 +182,24 @@ fn find_index(b: &[u8], p: usize, i: usize) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Regression (found by fuzzing): an unterminated key at the end of the
+    /// text sliced past its end.
+    #[test]
+    fn unterminated_strings_do_not_panic() {
+        for src in [
+            "{\n  \"age.\":` \"",
+            "{\"a",
+            "{\"a\\",
+            "{\"",
+            "[\"",
+            "{\"a\": \"b",
+        ] {
+            let _ = locate(src, &parse_path("age.x"));
+            let _ = locate(src, &parse_path("a[0]"));
+            let _ = locate_string(src, &parse_path("a"), "b");
+        }
+    }
 
     #[test]
     fn paths_parse() {

@@ -219,6 +219,26 @@ mod tests {
     }
 
     #[test]
+    fn import_fingerprint() {
+        // A 5 × 4 ramp image resampled to 9 × 7 and scaled to 10 units.
+        let data = (0..20).map(|k| (k * 3 % 17) as f64 / 16.0).collect();
+        let m = import::Imported {
+            width: 5,
+            height: 4,
+            data,
+        };
+        let r = Recipe {
+            normalize: false,
+            ..Recipe::new(Generator::Heightmap(Arc::new(m)), 9, 7, 10.0)
+        };
+        assert_eq!(
+            generate(&r, 0).fingerprint(),
+            17434667452153675369,
+            "import fingerprint"
+        );
+    }
+
+    #[test]
     fn imported_maps_scale_to_the_height_without_normalising() {
         let m = import::Imported {
             width: 2,
