@@ -7,6 +7,7 @@
 #![warn(missing_docs)]
 
 pub mod accel;
+pub mod bench;
 pub mod camera;
 pub mod compare;
 pub mod diff;

@@ -55,6 +55,9 @@ enum Command {
     Terrain(TerrainArgs),
     /// Generate a texture (the cobblestone displacement map and its albedo).
     Texture(TextureArgs),
+    /// Trace the shared peer workload (../shared/bench) and print build
+    /// time, memory, Mrays/s on 1 and all threads, and the hit checksums.
+    Bench(BenchArgs),
     /// Validate a scene file without rendering; prints a one-line summary.
     Check {
         /// Scene file (JSON).
@@ -189,6 +192,31 @@ struct TerrainArgs {
 }
 
 #[derive(clap::Args)]
+struct BenchArgs {
+    /// The workload's 16-bit heightmap (terrain_N.png).
+    #[arg(long, conflicts_with = "obj", required_unless_present = "obj")]
+    heightmap: Option<PathBuf>,
+    /// The workload's mesh (terrain_N.obj).
+    #[arg(long)]
+    obj: Option<PathBuf>,
+    /// Side of the heightmap's square, world units.
+    #[arg(long, default_value_t = 100.0)]
+    extent: f32,
+    /// Height of the heightmap's full range, world units.
+    #[arg(long, default_value_t = 15.0)]
+    height: f32,
+    /// Threads of the all-threads runs. Default: one per core.
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Repetitions of each pass (rates are medians).
+    #[arg(long, default_value_t = 3)]
+    reps: usize,
+    /// Print the figures as one JSON object.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(clap::Args)]
 struct TextureArgs {
     /// Which texture: `cobblestone` (tileable Worley stones with mortar gaps).
     #[arg(value_enum)]
@@ -315,6 +343,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Texture(args) => texture_command(args),
         Command::Terrain(args) => terrain_command(args),
         Command::Merge(args) => merge_command(args),
+        Command::Bench(args) => bench_command(args),
         Command::Check { scene } => {
             let s = scene::load(&scene)?;
             let [w, h] = s.terrain.resolution;
@@ -691,6 +720,51 @@ fn terrain_command(args: TerrainArgs) -> Result<ExitCode> {
             grid.heights.height,
             generate_time.as_secs_f64() * 1e3,
             hi - lo
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn bench_command(args: BenchArgs) -> Result<ExitCode> {
+    let t0 = Instant::now();
+    let mesh = match (&args.heightmap, &args.obj) {
+        (Some(h), _) => scree::bench::heightmap_mesh(h, args.extent, args.height)?,
+        (None, Some(o)) => scree::bench::obj_mesh(o)?,
+        (None, None) => {
+            return Err(Error::Usage(
+                "scree bench: give --heightmap FILE or --obj FILE".into(),
+            ))
+        }
+    };
+    let load = t0.elapsed();
+    let threads = args
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let r = scree::bench::run(&mesh, threads, args.reps)?;
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string(&r).expect("a report serialises")
+        );
+    } else {
+        println!(
+            "{} triangles (loaded in {:.0} ms) | BVH build {:.0} ms, {:.1} bytes/triangle, peak RSS {:.0} MiB\n\
+             primary: {:.2} Mrays/s on 1 thread, {:.2} on {} ({:.2}×) | shadow: {:.2} / {:.2} Mrays/s ({:.2}×)\n\
+             hits {} occluded {}",
+            r.triangles,
+            load.as_secs_f64() * 1e3,
+            r.build_ms,
+            r.bytes_per_triangle,
+            r.peak_rss_mib,
+            r.primary_mrays_1t,
+            r.primary_mrays,
+            r.threads,
+            r.primary_mrays / r.primary_mrays_1t,
+            r.shadow_mrays_1t,
+            r.shadow_mrays,
+            r.shadow_mrays / r.shadow_mrays_1t,
+            r.hits,
+            r.occluded
         );
     }
     Ok(ExitCode::SUCCESS)

@@ -1,6 +1,7 @@
 //! All integration tests, in one binary: they run the real `scree` executable.
 
 mod bad_input;
+mod bench;
 mod cli;
 mod diff;
 mod farm;

@@ -1,0 +1,238 @@
+//! `scree bench`: the shared peer workload (`../shared/bench/README.md`)
+//! traced inside scree, so its figures compare with Embree's and
+//! POV-Ray's: a terrain mesh (from the workload's 16-bit heightmap or its
+//! OBJ), one primary ray through each pixel centre of a 1920×1080 pinhole
+//! camera at (0, 30, −50) looking at (0, 2, 0) with a 60° horizontal field
+//! of view, and one shadow ray per hit toward normalize(−1, 0.45, 0.6) from
+//! 1e-3 along the geometric normal turned toward the viewer. The hit and
+//! occlusion counts are the workload's checksums.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use glam::Vec3;
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::accel::{Bvh, Ray};
+use crate::error::{Error, Result};
+use crate::mesh::TriangleMesh;
+use crate::terrain::{import, Heightmap, TerrainGrid};
+
+/// Image width of the workload, pixels.
+pub const WIDTH: u32 = 1920;
+/// Image height of the workload, pixels.
+pub const HEIGHT: u32 = 1080;
+
+/// Reads the workload's heightmap: 16-bit PNG, top row the far edge, mapped
+/// to [0, `height`] over an `extent` × `extent` square.
+pub fn heightmap_mesh(path: &Path, extent: f32, height: f32) -> Result<TriangleMesh> {
+    let map = import::load(path).map_err(Error::Usage)?;
+    let heights = Heightmap {
+        width: map.width,
+        height: map.height,
+        data: map
+            .data
+            .iter()
+            .map(|&v| (v * height as f64) as f32)
+            .collect(),
+    };
+    Ok(TerrainGrid {
+        heights,
+        size: [extent, extent],
+    }
+    .to_mesh(false))
+}
+
+/// Reads a Wavefront OBJ (all its models, triangulated).
+pub fn obj_mesh(path: &Path) -> Result<TriangleMesh> {
+    let opts = tobj::LoadOptions {
+        triangulate: true,
+        single_index: true,
+        ..Default::default()
+    };
+    let (models, _) = tobj::load_obj(path, &opts)
+        .map_err(|e| Error::Usage(format!("{}: {e}", path.display())))?;
+    let mut mesh = TriangleMesh::default();
+    for m in models {
+        let base = mesh.positions.len() as u32;
+        mesh.positions.extend(
+            m.mesh
+                .positions
+                .chunks_exact(3)
+                .map(|p| Vec3::new(p[0], p[1], p[2])),
+        );
+        mesh.indices.extend(
+            m.mesh
+                .indices
+                .chunks_exact(3)
+                .map(|t| [t[0] + base, t[1] + base, t[2] + base]),
+        );
+    }
+    Ok(mesh)
+}
+
+/// The workload camera's ray direction through pixel (px, py), in f32 exactly
+/// as the peer program computes it.
+#[inline]
+fn camera_dir(fwd: Vec3, right: Vec3, up: Vec3, px: u32, py: u32) -> Vec3 {
+    let sx = ((px as f32 + 0.5) / WIDTH as f32) * 2.0 - 1.0;
+    let sy = 1.0 - ((py as f32 + 0.5) / HEIGHT as f32) * 2.0;
+    (fwd + (right * sx + up * sy)).normalize()
+}
+
+/// One pass's counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Counts {
+    /// Primary rays that hit.
+    pub hits: u64,
+    /// Shadow rays that were blocked.
+    pub occluded: u64,
+}
+
+/// Times of one pass.
+#[derive(Debug, Clone, Copy)]
+struct PassTimes {
+    primary: Duration,
+    shadow: Duration,
+}
+
+/// Traces the workload once on the current rayon pool.
+fn trace_once(bvh: &Bvh, mesh: &TriangleMesh) -> (Counts, PassTimes) {
+    let pos = Vec3::new(0.0, 30.0, -50.0);
+    let fwd = (Vec3::new(0.0, 2.0, 0.0) - pos).normalize();
+    let r = Vec3::Y.cross(fwd).normalize();
+    let u = fwd.cross(r);
+    let th = (60f32 * std::f32::consts::PI / 360.0).tan();
+    let (right, up) = (r * th, u * (th * HEIGHT as f32 / WIDTH as f32));
+    let sun = Vec3::new(-1.0, 0.45, 0.6).normalize();
+
+    let t0 = Instant::now();
+    let hits: Vec<Option<(f32, Vec3)>> = (0..HEIGHT)
+        .into_par_iter()
+        .flat_map_iter(|py| {
+            (0..WIDTH).map(move |px| {
+                let d = camera_dir(fwd, right, up, px, py);
+                bvh.intersect(&Ray::new(pos, d), f32::INFINITY)
+                    .map(|h| (h.t, mesh.face_normal(h.triangle as usize)))
+            })
+        })
+        .collect();
+    let primary = t0.elapsed();
+    let t1 = Instant::now();
+    let occluded: u64 = (0..HEIGHT)
+        .into_par_iter()
+        .map(|py| {
+            let mut occ = 0u64;
+            for px in 0..WIDTH {
+                let Some((t, n)) = hits[(py * WIDTH + px) as usize] else {
+                    continue;
+                };
+                let d = camera_dir(fwd, right, up, px, py);
+                let n = if n.dot(d) > 0.0 { -n } else { n };
+                let origin = pos + d * t + n * 1e-3;
+                occ += bvh.occluded(&Ray::new(origin, sun), f32::INFINITY) as u64;
+            }
+            occ
+        })
+        .sum();
+    let shadow = t1.elapsed();
+    let counts = Counts {
+        hits: hits.iter().filter(|h| h.is_some()).count() as u64,
+        occluded,
+    };
+    (counts, PassTimes { primary, shadow })
+}
+
+/// The figures `scree bench --json` prints.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// BVH build time, milliseconds.
+    pub build_ms: f64,
+    /// BVH bytes per triangle (nodes, reordered triangles, ids).
+    pub bytes_per_triangle: f64,
+    /// Peak resident memory of the process, MiB.
+    pub peak_rss_mib: f64,
+    /// Primary rays per second on one thread, millions (median of the repetitions).
+    pub primary_mrays_1t: f64,
+    /// Primary rays per second on all threads, millions.
+    pub primary_mrays: f64,
+    /// Shadow rays per second on one thread, millions.
+    pub shadow_mrays_1t: f64,
+    /// Shadow rays per second on all threads, millions.
+    pub shadow_mrays: f64,
+    /// Primary hits (the workload's first checksum).
+    pub hits: u64,
+    /// Occluded shadow rays (the second checksum).
+    pub occluded: u64,
+    /// Threads of the all-threads runs.
+    pub threads: usize,
+    /// Triangles traced.
+    pub triangles: usize,
+}
+
+/// Builds the BVH over `mesh` and traces the workload `reps` times on one
+/// thread and on `threads` threads; rates are medians.
+pub fn run(mesh: &TriangleMesh, threads: usize, reps: usize) -> Result<Report> {
+    let all = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| Error::Usage(format!("cannot start threads: {e}")))?;
+    let one = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .map_err(|e| Error::Usage(format!("cannot start threads: {e}")))?;
+    let t0 = Instant::now();
+    let bvh = all.install(|| Bvh::build(mesh));
+    let build = t0.elapsed();
+    let rate = |rays: u64, d: Duration| rays as f64 / d.as_secs_f64() / 1e6;
+    let measure = |pool: &rayon::ThreadPool| {
+        let mut primary = Vec::new();
+        let mut shadow = Vec::new();
+        let mut counts = None;
+        for _ in 0..reps.max(1) {
+            let (c, t) = pool.install(|| trace_once(&bvh, mesh));
+            primary.push(rate(WIDTH as u64 * HEIGHT as u64, t.primary));
+            shadow.push(rate(c.hits, t.shadow));
+            counts = Some(c);
+        }
+        (
+            median(primary),
+            median(shadow),
+            counts.expect("at least one repetition"),
+        )
+    };
+    let (p1, s1, c1) = measure(&one);
+    let (pn, sn, cn) = measure(&all);
+    debug_assert_eq!(c1, cn, "counts do not depend on threads");
+    Ok(Report {
+        build_ms: build.as_secs_f64() * 1e3,
+        bytes_per_triangle: bvh.memory_bytes() as f64 / mesh.indices.len().max(1) as f64,
+        peak_rss_mib: peak_rss_mib(),
+        primary_mrays_1t: p1,
+        primary_mrays: pn,
+        shadow_mrays_1t: s1,
+        shadow_mrays: sn,
+        hits: cn.hits,
+        occluded: cn.occluded,
+        threads,
+        triangles: mesh.indices.len(),
+    })
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// Peak resident set size from /proc/self/status (0 where unavailable).
+pub fn peak_rss_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
+        })
+        .map_or(0.0, |kib| kib / 1024.0)
+}
