@@ -94,7 +94,7 @@ pub fn sky_light(
     rays: &mut u64,
 ) -> Vec3 {
     if settings.samples == 0 {
-        return sky.ambient(n, sun.direction, sun.radiance);
+        return sky.ambient(n, sun.direction);
     }
     let mut sum = Vec3::ZERO;
     for k in 0..settings.samples {

@@ -306,11 +306,10 @@ impl Sky {
     /// Unoccluded sky light on a surface with unit normal `n`, as the
     /// radiance that an albedo multiplies: the sky straight along the normal
     /// and at the horizon, averaged. Used when no occlusion rays are traced.
-    pub fn ambient(&self, n: Vec3, sun: Vec3, sun_color: Vec3) -> Vec3 {
+    pub fn ambient(&self, n: Vec3, sun: Vec3) -> Vec3 {
         let side = Vec3::new(n.x, 0.0, n.z).normalize_or(Vec3::X);
         let along = self.radiance(n, sun, Vec3::ZERO);
         let across = self.radiance(side, sun, Vec3::ZERO);
-        let _ = sun_color;
         (along * 0.6 + across * 0.4) * self.ambient_strength()
     }
 }
@@ -331,6 +330,21 @@ mod tests {
         assert_eq!(sky.radiance(Vec3::Y, away, Vec3::ONE), Vec3::Z);
         assert_eq!(sky.radiance(Vec3::X, away, Vec3::ONE), Vec3::Y);
         assert_eq!(sky.radiance(Vec3::NEG_Y, Vec3::Y, Vec3::ONE), Vec3::X);
+    }
+
+    #[test]
+    fn unoccluded_ambient_mixes_the_sky_along_and_beside_the_normal() {
+        let sky = Sky::Gradient {
+            zenith: Vec3::Z,
+            horizon: Vec3::Y,
+            ground: Vec3::X,
+            ambient: 2.0,
+        };
+        let away = Vec3::NEG_Y;
+        // Up: 0.6·zenith + 0.4·horizon, times the strength 2.
+        assert_eq!(sky.ambient(Vec3::Y, away), Vec3::new(0.0, 0.8, 1.2));
+        // Down: 0.6·ground + 0.4·horizon.
+        assert_eq!(sky.ambient(Vec3::NEG_Y, away), Vec3::new(1.2, 0.8, 0.0));
     }
 
     /// Preetham appendix A.2 by hand, T = 3, sun 30° from the zenith
