@@ -126,19 +126,25 @@ impl World {
         b.add(&grid.to_mesh(ts.smooth), terrain_material);
 
         let mut analytic = Vec::new();
+        // Rocks with the same tessellation share it: built once, indexed.
         let mut spheres: Vec<UvSphere> = Vec::new();
-        let mut sphere = |stacks: u32, slices: u32| -> UvSphere {
-            // Rocks with the same tessellation share it.
-            if let Some(s) = spheres
+        let mut sphere = |stacks: u32, slices: u32| -> usize {
+            if let Some(i) = spheres
                 .iter()
-                .find(|s| s.stacks == stacks && s.slices == slices)
+                .position(|s| s.stacks == stacks && s.slices == slices)
             {
-                return s.clone();
+                return i;
             }
             spheres.push(UvSphere::new(stacks, slices));
-            spheres.last().expect("just pushed").clone()
+            spheres.len() - 1
         };
-        for r in &scene.rocks {
+        let rock_spheres: Vec<Option<usize>> = scene
+            .rocks
+            .iter()
+            .map(|r| (!r.analytic).then(|| sphere(r.stacks, r.slices)))
+            .collect();
+        let scatter_sphere = scene.scatter.as_ref().map(|s| sphere(s.stacks, s.slices));
+        for (r, tessellation) in scene.rocks.iter().zip(&rock_spheres) {
             let mut place = r.place;
             if let Some(sink) = r.rest_sink {
                 let ry = place.axes().y;
@@ -146,22 +152,19 @@ impl World {
                     grid.height_at(place.center.x, place.center.z) + ry * (1.0 - 2.0 * sink);
             }
             let material = b.rock_material(&r.material, &place, !r.flat);
-            if r.analytic {
-                analytic.push(AnalyticRock::new(place, material));
-            } else {
-                let mesh = rock::world_mesh(
-                    &sphere(r.stacks, r.slices),
-                    &place,
-                    r.displacement.as_ref(),
-                    r.flat,
-                );
-                b.add(&mesh, material);
+            match tessellation {
+                None => analytic.push(AnalyticRock::new(place, material)),
+                Some(i) => {
+                    let mesh =
+                        rock::world_mesh(&spheres[*i], &place, r.displacement.as_ref(), r.flat);
+                    b.add(&mesh, material);
+                }
             }
         }
         let mut rock_count = scene.rocks.len();
-        if let Some(s) = &scene.scatter {
+        if let (Some(s), Some(i)) = (&scene.scatter, scatter_sphere) {
             // One mesh for all scattered rocks, placed many times.
-            let shared = rock::object_mesh(&sphere(s.stacks, s.slices), s.displacement.as_ref());
+            let shared = rock::object_mesh(&spheres[i], s.displacement.as_ref());
             let placements = scatter::scatter(&s.params, &grid);
             rock_count += placements.len();
             let shared_material = match &s.material {

@@ -48,16 +48,6 @@ impl Framebuffer {
             .collect()
     }
 
-    /// Linear radiance times the exposure, without tone mapping, as an
-    /// image (for EXR through the `image` crate).
-    pub fn to_linear(&self, exposure_scale: f32) -> DynamicImage {
-        let mut img = image::Rgba32FImage::new(self.width, self.height);
-        for (dst, p) in img.pixels_mut().zip(self.to_linear_rgba(exposure_scale)) {
-            dst.0 = p;
-        }
-        DynamicImage::ImageRgba32F(img)
-    }
-
     /// Linear values times the exposure, clamped to [0, 1], in 16 bits per
     /// channel (no tone map, no sRGB curve); RGBA when some pixel is not
     /// fully covered.

@@ -246,9 +246,9 @@ pub fn trace(
     rays: &mut u64,
 ) -> Vec3 {
     let sun = &scene.sun;
-    let sky = scene.sky.radiance(ray.dir, sun.direction, sun.radiance);
+    let sky = || scene.sky.radiance(ray.dir, sun.direction, sun.radiance);
     let Some(hit) = world.intersect(ray) else {
-        return sky + sun_disc(sun, ray.dir);
+        return sky() + sun_disc(sun, ray.dir);
     };
     let (p, n, ng) = (hit.point, hit.normal, hit.geometric_normal);
     let albedo = world.albedo(&hit);

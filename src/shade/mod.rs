@@ -76,7 +76,8 @@ impl Fog {
 
     /// `surface` seen from `origin_y` along a ray with vertical component
     /// `dir_y` through `distance` units of fog, fading toward the fog colour
-    /// (`sky_color` when the fog has none).
+    /// (the sky colour from `sky_color` when the fog has none; it is only
+    /// evaluated then, since a physical sky is costly per ray).
     #[inline]
     pub fn apply(
         &self,
@@ -84,13 +85,13 @@ impl Fog {
         origin_y: f32,
         dir_y: f32,
         distance: f32,
-        sky_color: Vec3,
+        sky_color: impl FnOnce() -> Vec3,
     ) -> Vec3 {
         if self.density <= 0.0 {
             return surface;
         }
         let keep = (-self.optical_depth(origin_y, dir_y, distance)).exp();
-        let fog = self.color.unwrap_or(sky_color);
+        let fog = self.color.unwrap_or_else(sky_color);
         surface * keep + fog * (1.0 - keep)
     }
 }
@@ -119,11 +120,14 @@ mod tests {
     #[test]
     fn fog_fades_to_its_colour() {
         let fog = uniform(0.1, Some(Vec3::ONE));
-        assert_eq!(fog.apply(Vec3::ZERO, 0.0, 0.3, 0.0, Vec3::ZERO), Vec3::ZERO);
-        let half = fog.apply(Vec3::ZERO, 5.0, 0.3, 2f32.ln() / 0.1, Vec3::ZERO);
+        assert_eq!(
+            fog.apply(Vec3::ZERO, 0.0, 0.3, 0.0, || Vec3::ZERO),
+            Vec3::ZERO
+        );
+        let half = fog.apply(Vec3::ZERO, 5.0, 0.3, 2f32.ln() / 0.1, || Vec3::ZERO);
         assert!((half - Vec3::splat(0.5)).length() < 1e-6);
         let sky_fog = uniform(0.1, None);
-        assert!((sky_fog.apply(Vec3::ZERO, 0.0, 0.0, 1e6, Vec3::X) - Vec3::X).length() < 1e-6);
+        assert!((sky_fog.apply(Vec3::ZERO, 0.0, 0.0, 1e6, || Vec3::X) - Vec3::X).length() < 1e-6);
     }
 
     #[test]

@@ -233,6 +233,12 @@ pub fn perlin_noise(seed: u64, x: f64, z: f64) -> f64 {
 impl Noise {
     /// The noise height at world (x, z) before the island mask.
     pub fn height(&self, seed: u64, x: f64, z: f64) -> f64 {
+        self.height_with(&self.octaves.pairs(), seed, x, z)
+    }
+
+    /// [`Noise::height`] with the octaves' (amplitude, frequency) pairs
+    /// computed once by the caller.
+    fn height_with(&self, octaves: &[(f64, f64)], seed: u64, x: f64, z: f64) -> f64 {
         let (x, z) = match self.warp {
             Some(w) => (
                 x + w.amount
@@ -243,7 +249,7 @@ impl Noise {
             None => (x, z),
         };
         let mut sum = self.offset;
-        for (k, (amp, freq)) in self.octaves.pairs().into_iter().enumerate() {
+        for (k, &(amp, freq)) in octaves.iter().enumerate() {
             let octave_seed = seed.wrapping_add(k as u64);
             let n = match self.basis {
                 Basis::Value => value_noise(octave_seed, x * freq, z * freq),
@@ -265,11 +271,12 @@ impl Noise {
 pub fn generate(p: &Noise, w: usize, h: usize, size: [f64; 2], seed: u64) -> Vec<f64> {
     use rayon::prelude::*;
     let mut data = vec![0.0; w * h];
+    let octaves = p.octaves.pairs();
     data.par_chunks_mut(w).enumerate().for_each(|(i, row)| {
         let z = (i as f64 / (h - 1) as f64 - 0.5) * size[1];
         for (j, v) in row.iter_mut().enumerate() {
             let x = (j as f64 / (w - 1) as f64 - 0.5) * size[0];
-            *v = p.height(seed, x, z);
+            *v = p.height_with(&octaves, seed, x, z);
         }
     });
     if let Some(island) = p.island {
