@@ -14,7 +14,7 @@ use glam::Vec3;
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::accel::{Bvh, Ray};
+use crate::accel::{Bvh, HeightField, Ray};
 use crate::error::{Error, Result};
 use crate::mesh::TriangleMesh;
 use crate::terrain::{import, Heightmap, TerrainGrid};
@@ -24,9 +24,73 @@ pub const WIDTH: u32 = 1920;
 /// Image height of the workload, pixels.
 pub const HEIGHT: u32 = 1080;
 
+/// What the workload traces: a terrain grid through its heightfield
+/// hierarchy, or a triangle mesh through the general BVH.
+#[derive(Debug, Clone)]
+pub enum Geometry {
+    /// A heightmap placed as a terrain grid.
+    Grid(TerrainGrid),
+    /// Any triangle mesh.
+    Mesh(TriangleMesh),
+}
+
+impl Geometry {
+    /// Triangles traced.
+    pub fn triangle_count(&self) -> usize {
+        match self {
+            Geometry::Grid(g) => g.triangle_count(),
+            Geometry::Mesh(m) => m.indices.len(),
+        }
+    }
+}
+
+/// The acceleration structure built over a [`Geometry`].
+enum Accel<'a> {
+    Field(HeightField),
+    Mesh(Bvh, &'a TriangleMesh),
+}
+
+impl Accel<'_> {
+    fn build(geometry: &Geometry) -> Accel<'_> {
+        match geometry {
+            Geometry::Grid(g) => Accel::Field(HeightField::build(g)),
+            Geometry::Mesh(m) => Accel::Mesh(Bvh::build(m), m),
+        }
+    }
+
+    fn memory_bytes(&self) -> usize {
+        match self {
+            Accel::Field(f) => f.memory_bytes(),
+            Accel::Mesh(b, _) => b.memory_bytes(),
+        }
+    }
+
+    /// Distance and unit geometric normal of the closest hit.
+    #[inline]
+    fn intersect(&self, ray: &Ray) -> Option<(f32, Vec3)> {
+        match self {
+            Accel::Field(f) => f.intersect(ray, f32::INFINITY).map(|h| {
+                let [a, b, c] = f.triangle(h.triangle);
+                (h.t, crate::mesh::face_normal(a, b, c))
+            }),
+            Accel::Mesh(b, m) => b
+                .intersect(ray, f32::INFINITY)
+                .map(|h| (h.t, m.face_normal(h.triangle as usize))),
+        }
+    }
+
+    #[inline]
+    fn occluded(&self, ray: &Ray) -> bool {
+        match self {
+            Accel::Field(f) => f.occluded(ray, f32::INFINITY),
+            Accel::Mesh(b, _) => b.occluded(ray, f32::INFINITY),
+        }
+    }
+}
+
 /// Reads the workload's heightmap: 16-bit PNG, top row the far edge, mapped
 /// to [0, `height`] over an `extent` × `extent` square.
-pub fn heightmap_mesh(path: &Path, extent: f32, height: f32) -> Result<TriangleMesh> {
+pub fn heightmap_grid(path: &Path, extent: f32, height: f32) -> Result<TerrainGrid> {
     let map = import::load(path).map_err(Error::Usage)?;
     let heights = Heightmap {
         width: map.width,
@@ -40,8 +104,7 @@ pub fn heightmap_mesh(path: &Path, extent: f32, height: f32) -> Result<TriangleM
     Ok(TerrainGrid {
         heights,
         size: [extent, extent],
-    }
-    .to_mesh(false))
+    })
 }
 
 /// Reads a Wavefront OBJ (all its models, triangulated).
@@ -98,7 +161,7 @@ struct PassTimes {
 }
 
 /// Traces the workload once on the current rayon pool.
-fn trace_once(bvh: &Bvh, mesh: &TriangleMesh) -> (Counts, PassTimes) {
+fn trace_once(accel: &Accel) -> (Counts, PassTimes) {
     let pos = Vec3::new(0.0, 30.0, -50.0);
     let fwd = (Vec3::new(0.0, 2.0, 0.0) - pos).normalize();
     let r = Vec3::Y.cross(fwd).normalize();
@@ -113,8 +176,7 @@ fn trace_once(bvh: &Bvh, mesh: &TriangleMesh) -> (Counts, PassTimes) {
         .flat_map_iter(|py| {
             (0..WIDTH).map(move |px| {
                 let d = camera_dir(fwd, right, up, px, py);
-                bvh.intersect(&Ray::new(pos, d), f32::INFINITY)
-                    .map(|h| (h.t, mesh.face_normal(h.triangle as usize)))
+                accel.intersect(&Ray::new(pos, d))
             })
         })
         .collect();
@@ -131,7 +193,7 @@ fn trace_once(bvh: &Bvh, mesh: &TriangleMesh) -> (Counts, PassTimes) {
                 let d = camera_dir(fwd, right, up, px, py);
                 let n = if n.dot(d) > 0.0 { -n } else { n };
                 let origin = pos + d * t + n * 1e-3;
-                occ += bvh.occluded(&Ray::new(origin, sun), f32::INFINITY) as u64;
+                occ += accel.occluded(&Ray::new(origin, sun)) as u64;
             }
             occ
         })
@@ -147,9 +209,13 @@ fn trace_once(bvh: &Bvh, mesh: &TriangleMesh) -> (Counts, PassTimes) {
 /// The figures `scree bench --json` prints.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
-    /// BVH build time, milliseconds.
+    /// Acceleration structure: `heightfield` (a grid through its min/max
+    /// hierarchy) or `bvh` (a mesh through the general BVH).
+    pub accel: &'static str,
+    /// Build time of the acceleration structure, milliseconds.
     pub build_ms: f64,
-    /// BVH bytes per triangle (nodes, reordered triangles, ids).
+    /// Bytes of the acceleration structure (for a BVH: nodes, reordered
+    /// triangles, ids; for a heightfield: heights, hierarchy) per triangle.
     pub bytes_per_triangle: f64,
     /// Peak resident memory of the process, MiB.
     pub peak_rss_mib: f64,
@@ -171,9 +237,10 @@ pub struct Report {
     pub triangles: usize,
 }
 
-/// Builds the BVH over `mesh` and traces the workload `reps` times on one
-/// thread and on `threads` threads; rates are medians.
-pub fn run(mesh: &TriangleMesh, threads: usize, reps: usize) -> Result<Report> {
+/// Builds the acceleration structure over `geometry` and traces the
+/// workload `reps` times on one thread and on `threads` threads; rates are
+/// medians.
+pub fn run(geometry: &Geometry, threads: usize, reps: usize) -> Result<Report> {
     let all = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
@@ -183,7 +250,7 @@ pub fn run(mesh: &TriangleMesh, threads: usize, reps: usize) -> Result<Report> {
         .build()
         .map_err(|e| Error::Usage(format!("cannot start threads: {e}")))?;
     let t0 = Instant::now();
-    let bvh = all.install(|| Bvh::build(mesh));
+    let accel = all.install(|| Accel::build(geometry));
     let build = t0.elapsed();
     let rate = |rays: u64, d: Duration| rays as f64 / d.as_secs_f64() / 1e6;
     let measure = |pool: &rayon::ThreadPool| {
@@ -191,7 +258,7 @@ pub fn run(mesh: &TriangleMesh, threads: usize, reps: usize) -> Result<Report> {
         let mut shadow = Vec::new();
         let mut counts = None;
         for _ in 0..reps.max(1) {
-            let (c, t) = pool.install(|| trace_once(&bvh, mesh));
+            let (c, t) = pool.install(|| trace_once(&accel));
             primary.push(rate(WIDTH as u64 * HEIGHT as u64, t.primary));
             shadow.push(rate(c.hits, t.shadow));
             counts = Some(c);
@@ -205,9 +272,14 @@ pub fn run(mesh: &TriangleMesh, threads: usize, reps: usize) -> Result<Report> {
     let (p1, s1, c1) = measure(&one);
     let (pn, sn, cn) = measure(&all);
     debug_assert_eq!(c1, cn, "counts do not depend on threads");
+    let triangles = geometry.triangle_count();
     Ok(Report {
+        accel: match accel {
+            Accel::Field(_) => "heightfield",
+            Accel::Mesh(..) => "bvh",
+        },
         build_ms: build.as_secs_f64() * 1e3,
-        bytes_per_triangle: bvh.memory_bytes() as f64 / mesh.indices.len().max(1) as f64,
+        bytes_per_triangle: accel.memory_bytes() as f64 / triangles.max(1) as f64,
         peak_rss_mib: peak_rss_mib(),
         primary_mrays_1t: p1,
         primary_mrays: pn,
@@ -216,7 +288,7 @@ pub fn run(mesh: &TriangleMesh, threads: usize, reps: usize) -> Result<Report> {
         hits: cn.hits,
         occluded: cn.occluded,
         threads,
-        triangles: mesh.indices.len(),
+        triangles,
     })
 }
 

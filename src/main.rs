@@ -727,9 +727,11 @@ fn terrain_command(args: TerrainArgs) -> Result<ExitCode> {
 
 fn bench_command(args: BenchArgs) -> Result<ExitCode> {
     let t0 = Instant::now();
-    let mesh = match (&args.heightmap, &args.obj) {
-        (Some(h), _) => scree::bench::heightmap_mesh(h, args.extent, args.height)?,
-        (None, Some(o)) => scree::bench::obj_mesh(o)?,
+    let geometry = match (&args.heightmap, &args.obj) {
+        (Some(h), _) => {
+            scree::bench::Geometry::Grid(scree::bench::heightmap_grid(h, args.extent, args.height)?)
+        }
+        (None, Some(o)) => scree::bench::Geometry::Mesh(scree::bench::obj_mesh(o)?),
         (None, None) => {
             return Err(Error::Usage(
                 "scree bench: give --heightmap FILE or --obj FILE".into(),
@@ -740,7 +742,7 @@ fn bench_command(args: BenchArgs) -> Result<ExitCode> {
     let threads = args
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let r = scree::bench::run(&mesh, threads, args.reps)?;
+    let r = scree::bench::run(&geometry, threads, args.reps)?;
     if args.json {
         println!(
             "{}",
@@ -748,11 +750,12 @@ fn bench_command(args: BenchArgs) -> Result<ExitCode> {
         );
     } else {
         println!(
-            "{} triangles (loaded in {:.0} ms) | BVH build {:.0} ms, {:.1} bytes/triangle, peak RSS {:.0} MiB\n\
+            "{} triangles (loaded in {:.0} ms) | {} build {:.0} ms, {:.1} bytes/triangle, peak RSS {:.0} MiB\n\
              primary: {:.2} Mrays/s on 1 thread, {:.2} on {} ({:.2}×) | shadow: {:.2} / {:.2} Mrays/s ({:.2}×)\n\
              hits {} occluded {}",
             r.triangles,
             load.as_secs_f64() * 1e3,
+            r.accel,
             r.build_ms,
             r.bytes_per_triangle,
             r.peak_rss_mib,

@@ -51,6 +51,13 @@ impl TriangleMesh {
     /// The unit geometric normal of triangle `t` (Vec3::Y if degenerate).
     pub fn face_normal(&self, t: usize) -> Vec3 {
         let [a, b, c] = self.indices[t].map(|v| self.positions[v as usize]);
-        (b - a).cross(c - a).try_normalize().unwrap_or(Vec3::Y)
+        face_normal(a, b, c)
     }
+}
+
+/// The unit normal of triangle (a, b, c), counter-clockwise seen from its
+/// front (Vec3::Y if degenerate).
+#[inline]
+pub fn face_normal(a: Vec3, b: Vec3, c: Vec3) -> Vec3 {
+    (b - a).cross(c - a).try_normalize().unwrap_or(Vec3::Y)
 }

@@ -1,18 +1,24 @@
-//! Bounding volume hierarchy over triangles.
+//! Bounding volume hierarchy over boxes, and the triangle BVH built on it.
 //!
 //! Build: binned surface-area heuristic (12 bins over the centroid bounds,
 //! on each of the three axes), children stored next to each other in
-//! one flat `Vec<Node>`, triangles reordered into leaf order with their edges
-//! precomputed. Traversal: near child first with a fixed-size stack for the
-//! closest hit; any hit for shadow rays returns at the first triangle found.
+//! one flat `Vec<Node>`. [`Tree`] holds the nodes over any primitives given
+//! by their boxes (triangles here, instances in the top level); [`Bvh`]
+//! adds the triangles, reordered into leaf order so that a leaf reads them
+//! without an index indirection. Traversal: near child first with a
+//! fixed-size stack for the closest hit; any hit for shadow rays returns
+//! at the first primitive found.
+
+use std::ops::Range;
 
 use glam::Vec3;
 
-use super::ray::{intersect_edges, Aabb, Ray};
+use super::ray::{intersect_triangle, Aabb, Ray};
 use crate::mesh::TriangleMesh;
 
 /// A BVH node: 32 bytes. Interior nodes have `count == 0` and children at
-/// `first` and `first + 1`; leaves hold triangles `first..first + count`.
+/// `first` and `first + 1`; leaves hold primitives `first..first + count`
+/// in leaf order.
 #[derive(Debug, Clone, Copy)]
 #[repr(C)]
 pub struct Node {
@@ -32,14 +38,6 @@ impl Node {
     }
 }
 
-/// A triangle in leaf order with precomputed edges.
-#[derive(Debug, Clone, Copy)]
-struct Tri {
-    a: Vec3,
-    e1: Vec3,
-    e2: Vec3,
-}
-
 /// The closest intersection found along a ray.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Hit {
@@ -53,11 +51,32 @@ pub struct Hit {
     pub triangle: u32,
 }
 
+impl Hit {
+    /// Whether this hit should replace `best`: nearer, or as near and on
+    /// a lower triangle index. The tie rule makes the closest hit one
+    /// well-defined triangle whatever order the triangles are tested in, so
+    /// every structure over the same triangles reports the same hit.
+    #[inline]
+    pub fn beats(&self, best: &Option<Hit>) -> bool {
+        match best {
+            None => true,
+            Some(b) => self.t < b.t || (self.t == b.t && self.triangle < b.triangle),
+        }
+    }
+}
+
+/// A hierarchy of boxes over primitives in leaf order.
+#[derive(Debug, Clone)]
+pub struct Tree {
+    nodes: Vec<Node>,
+}
+
 /// A BVH over the triangles of one mesh.
 #[derive(Debug, Clone)]
 pub struct Bvh {
-    nodes: Vec<Node>,
-    tris: Vec<Tri>,
+    tree: Tree,
+    /// Triangle vertices in leaf order.
+    tris: Vec<[Vec3; 3]>,
     /// Mesh triangle index of each reordered triangle.
     ids: Vec<u32>,
 }
@@ -65,7 +84,7 @@ pub struct Bvh {
 const BINS: usize = 12;
 const MAX_LEAF: usize = 4;
 const STACK: usize = 64;
-/// SAH cost of one node traversal relative to one triangle test.
+/// SAH cost of one node traversal relative to one primitive test.
 const TRAVERSAL_COST: f32 = 1.0;
 
 struct BuildPrim {
@@ -74,42 +93,26 @@ struct BuildPrim {
     id: u32,
 }
 
-impl Bvh {
-    /// Builds the hierarchy over all triangles of `mesh`.
-    pub fn build(mesh: &TriangleMesh) -> Bvh {
-        let mut prims: Vec<BuildPrim> = mesh
-            .indices
+impl Tree {
+    /// Builds the hierarchy over primitives with the given boxes; returns
+    /// it with the primitive index of each leaf-order slot.
+    pub fn build(bounds: &[Aabb]) -> (Tree, Vec<u32>) {
+        let mut prims: Vec<BuildPrim> = bounds
             .iter()
             .enumerate()
-            .map(|(id, t)| {
-                let [a, b, c] = t.map(|v| mesh.positions[v as usize]);
-                let bounds = Aabb::EMPTY.grow(a).grow(b).grow(c);
-                BuildPrim {
-                    bounds,
-                    centroid: (bounds.min + bounds.max) * 0.5,
-                    id: id as u32,
-                }
+            .map(|(id, &bounds)| BuildPrim {
+                bounds,
+                centroid: (bounds.min + bounds.max) * 0.5,
+                id: id as u32,
             })
             .collect();
-        // With no triangles the root stays an empty leaf that is never visited.
+        // With no primitives the root stays an empty leaf that is never visited.
         let nodes = if prims.is_empty() {
             vec![EMPTY_NODE]
         } else {
             build_subtree(&mut prims, 0)
         };
-        let ids: Vec<u32> = prims.iter().map(|p| p.id).collect();
-        let tris = ids
-            .iter()
-            .map(|&id| {
-                let [a, b, c] = mesh.indices[id as usize].map(|v| mesh.positions[v as usize]);
-                Tri {
-                    a,
-                    e1: b - a,
-                    e2: c - a,
-                }
-            })
-            .collect();
-        Bvh { nodes, tris, ids }
+        (Tree { nodes }, prims.iter().map(|p| p.id).collect())
     }
 
     /// Number of nodes.
@@ -117,41 +120,29 @@ impl Bvh {
         self.nodes.len()
     }
 
-    /// Bytes held by the nodes and reordered triangles.
+    /// Bytes held by the nodes.
     pub fn memory_bytes(&self) -> usize {
         self.nodes.len() * std::mem::size_of::<Node>()
-            + self.tris.len() * std::mem::size_of::<Tri>()
-            + self.ids.len() * 4
     }
 
-    /// The closest hit along `ray` with t in (0, t_max).
-    pub fn intersect(&self, ray: &Ray, t_max: f32) -> Option<Hit> {
-        if self.tris.is_empty() {
-            return None;
-        }
-        let mut best: Option<Hit> = None;
+    /// Visits the leaves that `ray` reaches before the closest hit, near
+    /// child first. `leaf` tests the primitives of a leaf (a range in leaf
+    /// order) and lowers `t_best` when it finds a nearer hit; nodes beyond
+    /// `t_best` are skipped. Ties (a node starting exactly at `t_best`) are
+    /// still visited, so that the tie rule of [`Hit::beats`] sees them.
+    #[inline(always)]
+    pub fn closest(&self, ray: &Ray, t_max: f32, mut leaf: impl FnMut(Range<usize>, &mut f32)) {
         let mut t_best = t_max;
         let mut stack = [0u32; STACK];
         let mut sp = 0;
         let mut node = &self.nodes[0];
-        node.bounds().hit(ray, t_best)?;
+        if node.count == 0 && node.first == 0 || node.bounds().hit(ray, t_best).is_none() {
+            return;
+        }
         loop {
             if node.count > 0 {
                 let first = node.first as usize;
-                for k in first..first + node.count as usize {
-                    let tri = &self.tris[k];
-                    if let Some((t, u, v)) =
-                        intersect_edges(ray.origin, ray.dir, tri.a, tri.e1, tri.e2, t_best)
-                    {
-                        t_best = t;
-                        best = Some(Hit {
-                            t,
-                            u,
-                            v,
-                            triangle: self.ids[k],
-                        });
-                    }
-                }
+                leaf(first..first + node.count as usize, &mut t_best);
             } else {
                 let l = node.first as usize;
                 let hl = self.nodes[l].bounds().hit(ray, t_best);
@@ -175,10 +166,10 @@ impl Bvh {
                     (None, None) => {}
                 }
             }
-            // Pop the next node that the ray can still reach before t_best.
+            // Pop the next node that the ray can still reach by t_best.
             loop {
                 if sp == 0 {
-                    return best;
+                    return;
                 }
                 sp -= 1;
                 let n = &self.nodes[stack[sp] as usize];
@@ -190,16 +181,16 @@ impl Bvh {
         }
     }
 
-    /// Whether anything lies along `ray` with t in (0, t_max): stops at the
-    /// first triangle found.
-    pub fn occluded(&self, ray: &Ray, t_max: f32) -> bool {
-        if self.tris.is_empty() {
+    /// Whether `leaf` reports a hit in any leaf that `ray` reaches within
+    /// `t_max`; stops at the first.
+    #[inline(always)]
+    pub fn any(&self, ray: &Ray, t_max: f32, mut leaf: impl FnMut(Range<usize>) -> bool) -> bool {
+        let root = &self.nodes[0];
+        if root.count == 0 && root.first == 0 {
             return false;
         }
         let mut stack = [0u32; STACK];
-        let mut sp = 0;
-        stack[sp] = 0;
-        sp += 1;
+        let mut sp = 1;
         while sp > 0 {
             sp -= 1;
             let node = &self.nodes[stack[sp] as usize];
@@ -208,11 +199,8 @@ impl Bvh {
             }
             if node.count > 0 {
                 let first = node.first as usize;
-                for tri in &self.tris[first..first + node.count as usize] {
-                    if intersect_edges(ray.origin, ray.dir, tri.a, tri.e1, tri.e2, t_max).is_some()
-                    {
-                        return true;
-                    }
+                if leaf(first..first + node.count as usize) {
+                    return true;
                 }
             } else {
                 stack[sp] = node.first;
@@ -221,6 +209,83 @@ impl Bvh {
             }
         }
         false
+    }
+}
+
+impl Bvh {
+    /// Builds the hierarchy over all triangles of `mesh`.
+    pub fn build(mesh: &TriangleMesh) -> Bvh {
+        let bounds: Vec<Aabb> = mesh
+            .indices
+            .iter()
+            .map(|t| {
+                let [a, b, c] = t.map(|v| mesh.positions[v as usize]);
+                Aabb::EMPTY.grow(a).grow(b).grow(c)
+            })
+            .collect();
+        let (tree, ids) = Tree::build(&bounds);
+        let tris = ids
+            .iter()
+            .map(|&id| mesh.indices[id as usize].map(|v| mesh.positions[v as usize]))
+            .collect();
+        Bvh { tree, tris, ids }
+    }
+
+    /// Number of nodes.
+    pub fn node_count(&self) -> usize {
+        self.tree.node_count()
+    }
+
+    /// Bytes held by the nodes and reordered triangles.
+    pub fn memory_bytes(&self) -> usize {
+        self.tree.memory_bytes()
+            + self.tris.len() * std::mem::size_of::<[Vec3; 3]>()
+            + self.ids.len() * 4
+    }
+
+    /// The bounds of all triangles.
+    pub fn bounds(&self) -> Aabb {
+        if self.tris.is_empty() {
+            Aabb::EMPTY
+        } else {
+            self.tree.nodes[0].bounds()
+        }
+    }
+
+    /// The closest hit along `ray` with t in (0, t_max]; of hits at the
+    /// same t, the lowest triangle index.
+    #[inline]
+    pub fn intersect(&self, ray: &Ray, t_max: f32) -> Option<Hit> {
+        let mut best: Option<Hit> = None;
+        self.tree.closest(ray, t_max, |range, t_best| {
+            for k in range {
+                let [a, b, c] = self.tris[k];
+                if let Some((t, u, v)) = intersect_triangle(ray, a, b, c, *t_best) {
+                    let hit = Hit {
+                        t,
+                        u,
+                        v,
+                        triangle: self.ids[k],
+                    };
+                    if hit.t <= *t_best && hit.beats(&best) {
+                        *t_best = t;
+                        best = Some(hit);
+                    }
+                }
+            }
+        });
+        best
+    }
+
+    /// Whether anything lies along `ray` with t in (0, t_max]: stops at the
+    /// first triangle found.
+    #[inline]
+    pub fn occluded(&self, ray: &Ray, t_max: f32) -> bool {
+        self.tree.any(ray, t_max, |range| {
+            self.tris[range].iter().any(|&[a, b, c]| {
+                intersect_triangle(ray, a, b, c, t_max).is_some_and(|h| h.0 <= t_max)
+            })
+        })
     }
 }
 
@@ -404,7 +469,6 @@ fn partition_in_place<T>(v: &mut [T], pred: impl Fn(&T) -> bool) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::accel::ray::intersect_triangle;
     use proptest::prelude::*;
 
     #[test]
@@ -412,13 +476,16 @@ mod tests {
         assert_eq!(std::mem::size_of::<Node>(), 32);
     }
 
-    fn brute_closest(mesh: &TriangleMesh, ray: &Ray, t_max: f32) -> Option<(f32, u32)> {
+    /// The closest hit by testing every triangle: (t, triangle), the lowest
+    /// index on ties.
+    pub(crate) fn brute_closest(mesh: &TriangleMesh, ray: &Ray, t_max: f32) -> Option<(f32, u32)> {
         let mut best: Option<(f32, u32)> = None;
         for (id, t) in mesh.indices.iter().enumerate() {
             let [a, b, c] = t.map(|v| mesh.positions[v as usize]);
-            let lim = best.map_or(t_max, |b| b.0);
-            if let Some((t, _, _)) = intersect_triangle(ray.origin, ray.dir, a, b, c, lim) {
-                best = Some((t, id as u32));
+            if let Some((t, _, _)) = intersect_triangle(ray, a, b, c, t_max) {
+                if t <= t_max && best.is_none_or(|b| t < b.0) {
+                    best = Some((t, id as u32));
+                }
             }
         }
         best
@@ -466,14 +533,7 @@ mod tests {
                 let got = bvh.intersect(ray, t_max).map(|h| (h.t, h.triangle));
                 match (expect, got) {
                     (None, None) => {}
-                    (Some((te, ie)), Some((tg, ig))) => {
-                        // The same t; the triangle may differ only on an exact tie.
-                        prop_assert_eq!(te, tg);
-                        if ie != ig {
-                            let [a, b, c] = mesh.indices[ig as usize].map(|v| mesh.positions[v as usize]);
-                            prop_assert!(intersect_triangle(ray.origin, ray.dir, a, b, c, f32::INFINITY).map(|h| h.0) == Some(te));
-                        }
-                    }
+                    (Some(e), Some(g)) => prop_assert_eq!(e, g),
                     other => prop_assert!(false, "closest mismatch: {:?}", other),
                 }
                 prop_assert_eq!(bvh.occluded(ray, t_max), expect.is_some());
@@ -509,7 +569,7 @@ mod tests {
             let got = bvh
                 .intersect(&ray, f32::INFINITY)
                 .map(|h| (h.t, h.triangle));
-            assert_eq!(expect.map(|e| e.0), got.map(|g| g.0), "ray {k}");
+            assert_eq!(expect, got, "ray {k}");
             assert_eq!(bvh.occluded(&ray, f32::INFINITY), expect.is_some());
             hits += expect.is_some() as usize;
         }
@@ -543,6 +603,7 @@ mod tests {
             .unwrap()
             .install(|| Bvh::build(&mesh));
         assert_eq!(parallel.ids, single.ids);
+        let (parallel, single) = (&parallel.tree, &single.tree);
         let key = |n: &Node| {
             (
                 n.min.map(f32::to_bits),
@@ -557,7 +618,7 @@ mod tests {
             .map(key)
             .eq(single.nodes.iter().map(key)));
         // Every node is reachable exactly once and leaves cover every triangle once.
-        let mut seen = vec![0u8; parallel.tris.len()];
+        let mut seen = vec![0u8; mesh.indices.len()];
         let mut stack = vec![0usize];
         while let Some(i) = stack.pop() {
             let n = parallel.nodes[i];

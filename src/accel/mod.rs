@@ -1,8 +1,10 @@
-//! Acceleration structures: rays, boxes and the BVH over triangles that both
-//! terrain and rocks are traced through.
+//! Acceleration structures: rays and boxes, the BVH over triangle meshes,
+//! the implicit hierarchy over terrain grids, and the top level over both.
 
 pub mod bvh;
+pub mod heightfield;
 pub mod ray;
 
-pub use bvh::{Bvh, Hit};
+pub use bvh::{Bvh, Hit, Tree};
+pub use heightfield::HeightField;
 pub use ray::{Aabb, Ray};

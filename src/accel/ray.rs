@@ -2,7 +2,8 @@
 
 use glam::Vec3;
 
-/// A ray with its precomputed reciprocal direction.
+/// A ray with its precomputed reciprocal direction and the shear of the
+/// watertight ray–triangle test.
 #[derive(Debug, Clone, Copy)]
 pub struct Ray {
     /// Origin, world units.
@@ -11,16 +12,33 @@ pub struct Ray {
     pub dir: Vec3,
     /// 1 / dir per component (±∞ where a component is zero).
     pub inv_dir: Vec3,
+    /// Shear (S_x, S_y, S_z) that maps the direction onto the +z axis of
+    /// the permuted frame (Woop, Benthin and Wald 2013).
+    shear: Vec3,
+    /// The dominant axis of `dir`, which becomes the permuted z axis.
+    kz: u8,
 }
 
 impl Ray {
     /// A ray from `origin` along `dir`.
     #[inline]
     pub fn new(origin: Vec3, dir: Vec3) -> Ray {
+        let a = dir.abs();
+        let kz = if a.x >= a.y && a.x >= a.z {
+            0
+        } else if a.y >= a.z {
+            1
+        } else {
+            2
+        };
+        let (kx, ky) = ((kz + 1) % 3, (kz + 2) % 3);
+        let shear = Vec3::new(dir[kx] / dir[kz], dir[ky] / dir[kz], 1.0 / dir[kz]);
         Ray {
             origin,
             dir,
             inv_dir: dir.recip(),
+            shear,
+            kz: kz as u8,
         }
     }
 
@@ -30,6 +48,17 @@ impl Ray {
         self.origin + self.dir * t
     }
 }
+
+/// 1 + 2γ₃ with γₙ = nε/(1 − nε) and ε = 2⁻²⁴: the factor that makes a
+/// slab test conservative under f32 rounding.
+pub(crate) const ROBUST_FAR: f32 =
+    1.0 + 2.0 * (3.0 * f32::EPSILON * 0.5) / (1.0 - 3.0 * f32::EPSILON * 0.5);
+
+/// Boxes are culled only when they start beyond the best hit by more than
+/// this factor: a triangle's computed hit distance can round below the
+/// computed entry of a box it lies on the face of (a flat patch seen
+/// straight on), and a tie there must still be tested.
+pub(crate) const CULL_SLACK: f32 = 1.0 + 1e-5;
 
 /// An axis-aligned bounding box.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -76,7 +105,28 @@ impl Aabb {
         }
     }
 
-    /// Entry distance of `ray` into the box within [0, t_max], or None.
+    /// The interval of `ray` inside the box, clipped to [0, t_max], or
+    /// None (see [`Aabb::hit`] for the NaN-safe comparisons).
+    #[inline]
+    pub fn interval(&self, ray: &Ray, t_max: f32) -> Option<(f32, f32)> {
+        let t1 = (self.min - ray.origin) * ray.inv_dir;
+        let t2 = (self.max - ray.origin) * ray.inv_dir;
+        let mut t_near = 0.0f32;
+        let mut t_far = t_max * CULL_SLACK;
+        for axis in 0..3 {
+            let (mut a, mut b) = (t1[axis], t2[axis]);
+            if a > b {
+                std::mem::swap(&mut a, &mut b);
+            }
+            let b = b * ROBUST_FAR;
+            t_near = if a > t_near { a } else { t_near };
+            t_far = if b < t_far { b } else { t_far };
+        }
+        (t_near <= t_far).then_some((t_near, t_far))
+    }
+
+    /// Entry distance of `ray` into the box within [0, t_max] (widened by
+    /// the cull slack), or None.
     ///
     /// A ray parallel to a slab whose origin lies in the slab's face plane
     /// computes 0 · ∞ = NaN there; the comparisons are written so that a NaN
@@ -86,12 +136,15 @@ impl Aabb {
         let t1 = (self.min - ray.origin) * ray.inv_dir;
         let t2 = (self.max - ray.origin) * ray.inv_dir;
         let mut t_near = 0.0f32;
-        let mut t_far = t_max;
+        let mut t_far = t_max * CULL_SLACK;
         for axis in 0..3 {
             let (mut a, mut b) = (t1[axis], t2[axis]);
             if a > b {
                 std::mem::swap(&mut a, &mut b);
             }
+            // Widen the far distance by 2γ₃ (Ize 2013, as pbrt does) so
+            // that rounding never culls a box a triangle inside it is hit in.
+            let b = b * ROBUST_FAR;
             t_near = if a > t_near { a } else { t_near };
             t_far = if b < t_far { b } else { t_far };
         }
@@ -99,48 +152,75 @@ impl Aabb {
     }
 }
 
-/// Möller–Trumbore ray–triangle test: `(t, u, v)` of a hit with
-/// 0 < t < t_max, where the hit point is a + u·(b − a) + v·(c − a).
+/// Watertight ray–triangle test (Woop, Benthin and Wald, "Watertight
+/// ray/triangle intersection", JCGT 2013): `(t, u, v)` of a hit with
+/// 0 < t ≤ t_max, where the hit point is (1 − u − v)·a + u·b + v·c.
+///
+/// The vertices are translated to the ray origin and sheared so that the
+/// ray runs along +z; the three 2D edge functions then decide the hit, and
+/// an edge shared by two triangles gives both the same edge function, so a
+/// ray never slips through the crack between them. Edge functions that
+/// round to exactly zero are recomputed in f64. Both windings hit.
 #[inline]
 pub fn intersect_triangle(
-    origin: Vec3,
-    dir: Vec3,
+    ray: &Ray,
     a: Vec3,
     b: Vec3,
     c: Vec3,
     t_max: f32,
 ) -> Option<(f32, f32, f32)> {
-    intersect_edges(origin, dir, a, b - a, c - a, t_max)
+    match ray.kz {
+        0 => watertight::<1, 2, 0>(ray, a, b, c, t_max),
+        1 => watertight::<2, 0, 1>(ray, a, b, c, t_max),
+        _ => watertight::<0, 1, 2>(ray, a, b, c, t_max),
+    }
 }
 
-/// [`intersect_triangle`] with precomputed edges e1 = b − a, e2 = c − a.
-#[inline]
-pub fn intersect_edges(
-    origin: Vec3,
-    dir: Vec3,
+/// [`intersect_triangle`] with the axis permutation fixed at compile time.
+/// Swapping x and y for a negative dominant direction (as the paper does)
+/// only flips the sign of every edge function; both signs are accepted here,
+/// so the swap is left out.
+#[inline(always)]
+fn watertight<const KX: usize, const KY: usize, const KZ: usize>(
+    ray: &Ray,
     a: Vec3,
-    e1: Vec3,
-    e2: Vec3,
+    b: Vec3,
+    c: Vec3,
     t_max: f32,
 ) -> Option<(f32, f32, f32)> {
-    let p = dir.cross(e2);
-    let det = e1.dot(p);
-    if det.abs() < 1e-12 {
-        return None; // parallel or degenerate
+    let o = ray.origin.to_array();
+    let s = ray.shear;
+    let (a, b, c) = (a.to_array(), b.to_array(), c.to_array());
+    let a = [a[0] - o[0], a[1] - o[1], a[2] - o[2]];
+    let b = [b[0] - o[0], b[1] - o[1], b[2] - o[2]];
+    let c = [c[0] - o[0], c[1] - o[1], c[2] - o[2]];
+    let (ax, ay) = (a[KX] - s.x * a[KZ], a[KY] - s.y * a[KZ]);
+    let (bx, by) = (b[KX] - s.x * b[KZ], b[KY] - s.y * b[KZ]);
+    let (cx, cy) = (c[KX] - s.x * c[KZ], c[KY] - s.y * c[KZ]);
+    let mut u = cx * by - cy * bx;
+    let mut v = ax * cy - ay * cx;
+    let mut w = bx * ay - by * ax;
+    if u == 0.0 || v == 0.0 || w == 0.0 {
+        let f = |p: f32, q: f32, r: f32, s: f32| (p as f64 * q as f64 - r as f64 * s as f64) as f32;
+        u = f(cx, by, cy, bx);
+        v = f(ax, cy, ay, cx);
+        w = f(bx, ay, by, ax);
     }
+    if (u < 0.0 || v < 0.0 || w < 0.0) && (u > 0.0 || v > 0.0 || w > 0.0) {
+        return None;
+    }
+    let det = u + v + w;
+    let (az, bz, cz) = (s.z * a[KZ], s.z * b[KZ], s.z * c[KZ]);
+    let t = u * az + v * bz + w * cz;
+    // t must lie in (0, t_max]. Compared after the division, so that a hit
+    // at exactly t_max (a tie with the best hit so far) is kept; written so
+    // that a NaN (a zero direction) never hits.
     let inv = 1.0 / det;
-    let s = origin - a;
-    let u = s.dot(p) * inv;
-    if !(0.0..=1.0).contains(&u) {
+    let t = t * inv;
+    if !(t > 0.0 && t <= t_max) {
         return None;
     }
-    let q = s.cross(e1);
-    let v = dir.dot(q) * inv;
-    if v < 0.0 || u + v > 1.0 {
-        return None;
-    }
-    let t = e2.dot(q) * inv;
-    (t > 0.0 && t < t_max).then_some((t, u, v))
+    Some((t, v * inv, w * inv))
 }
 
 #[cfg(test)]
@@ -150,20 +230,89 @@ mod tests {
     #[test]
     fn triangle_hit_values() {
         let (a, b, c) = (Vec3::ZERO, Vec3::X, Vec3::Z);
-        let hit = intersect_triangle(Vec3::new(0.25, 2.0, 0.5), Vec3::NEG_Y, a, b, c, 10.0);
+        let down = |x: f32, z: f32| Ray::new(Vec3::new(x, 2.0, z), Vec3::NEG_Y);
+        let hit = intersect_triangle(&down(0.25, 0.5), a, b, c, 10.0);
         assert_eq!(hit, Some((2.0, 0.25, 0.5)));
+        assert_eq!(intersect_triangle(&down(0.75, 0.5), a, b, c, 10.0), None);
+        assert_eq!(intersect_triangle(&down(0.25, 0.5), a, b, c, 1.5), None);
         assert_eq!(
-            intersect_triangle(Vec3::new(0.75, 2.0, 0.5), Vec3::NEG_Y, a, b, c, 10.0),
+            intersect_triangle(&Ray::new(Vec3::new(0.25, 2.0, 0.5), Vec3::X), a, b, c, 10.0),
             None
         );
+    }
+
+    #[test]
+    fn triangle_hit_from_below_and_along_each_dominant_axis() {
+        let (a, b, c) = (Vec3::ZERO, Vec3::X, Vec3::Z);
+        let up = Ray::new(Vec3::new(0.25, -3.0, 0.5), Vec3::Y);
         assert_eq!(
-            intersect_triangle(Vec3::new(0.25, 2.0, 0.5), Vec3::NEG_Y, a, b, c, 1.5),
-            None
+            intersect_triangle(&up, a, b, c, 10.0),
+            Some((3.0, 0.25, 0.5))
         );
-        assert_eq!(
-            intersect_triangle(Vec3::new(0.25, 2.0, 0.5), Vec3::X, a, b, c, 10.0),
-            None
-        );
+        // The same triangle stood up in each axis plane, hit along the normal.
+        let hits = [
+            (
+                Vec3::new(0.0, 0.25, 0.5),
+                Vec3::new(-2.0, 0.25, 0.5),
+                Vec3::X,
+            ),
+            (
+                Vec3::new(0.25, 0.0, 0.5),
+                Vec3::new(0.25, 4.0, 0.5),
+                Vec3::NEG_Y,
+            ),
+            (
+                Vec3::new(0.25, 0.5, 0.0),
+                Vec3::new(0.25, 0.5, -1.0),
+                Vec3::Z,
+            ),
+        ];
+        for (k, (_, origin, dir)) in hits.iter().enumerate() {
+            let perm = |p: Vec3| match k {
+                0 => Vec3::new(p.y, p.x, p.z),
+                1 => p,
+                _ => Vec3::new(p.x, p.z, p.y),
+            };
+            let ray = Ray::new(*origin, *dir);
+            let hit = intersect_triangle(&ray, perm(a), perm(b), perm(c), 10.0);
+            let (t, u, v) = hit.expect("hit");
+            let expected_t = [2.0, 4.0, 1.0][k];
+            assert!((t - expected_t).abs() < 1e-6, "axis {k}: t = {t}");
+            assert!(
+                (u - 0.25).abs() < 1e-6 && (v - 0.5).abs() < 1e-6,
+                "axis {k}: {u} {v}"
+            );
+        }
+    }
+
+    proptest::proptest! {
+        /// Rays aimed at the shared vertex or a shared edge of a closed fan
+        /// of triangles always hit one of them: no cracks. (The fan is
+        /// flatter than the rays are steep, so every ray crosses it.)
+        #[test]
+        fn watertight_on_shared_edges_and_vertices(
+            ox in -10.0f32..10.0, oy in 4.0f32..10.0, oz in -10.0f32..10.0,
+            px in -1.0f32..1.0, pz in -1.0f32..1.0, py in -0.5f32..0.5,
+            n in 3usize..9, phase in 0.0f32..6.0, along in 0.0f32..0.9,
+            heights in proptest::collection::vec(-0.05f32..0.05, 9),
+        ) {
+            let centre = Vec3::new(px, py, pz);
+            let rim: Vec<Vec3> = (0..n)
+                .map(|k| {
+                    let a = phase + k as f32 * std::f32::consts::TAU / n as f32;
+                    centre + Vec3::new(a.cos(), heights[k], a.sin())
+                })
+                .collect();
+            let origin = Vec3::new(ox, oy, oz);
+            for target in [centre, centre.lerp(rim[0], along)] {
+                let ray = Ray::new(origin, (target - origin).normalize());
+                let hit = (0..n).any(|k| {
+                    intersect_triangle(&ray, centre, rim[k], rim[(k + 1) % n], f32::INFINITY)
+                        .is_some()
+                });
+                proptest::prop_assert!(hit, "ray slipped through at {target}");
+            }
+        }
     }
 
     #[test]

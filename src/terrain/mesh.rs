@@ -141,8 +141,7 @@ mod tests {
                 .iter()
                 .filter_map(|t| {
                     crate::accel::ray::intersect_triangle(
-                        origin,
-                        Vec3::NEG_Y,
+                        &crate::accel::Ray::new(origin, Vec3::NEG_Y),
                         mesh.positions[t[0] as usize],
                         mesh.positions[t[1] as usize],
                         mesh.positions[t[2] as usize],

@@ -1,0 +1,418 @@
+//! Terrain traced through an implicit hierarchy over its grid.
+//!
+//! A triangle BVH over a heightmap throws the grid away and spends ~60
+//! bytes per triangle on boxes. Here the grid *is* the hierarchy: level 0
+//! is one cell (two triangles), and a block of level k covers 2ᵏ × 2ᵏ cells
+//! and stores only the lowest and highest height under it (a min/max
+//! quadtree, or "maximum mipmap", Tevs, Ihrke and Seidel 2008). A block's
+//! box is implicit: its x and z extent follow from its level and position,
+//! its y extent is the stored pair. Level-0 ranges come from the cell's
+//! four heights, so the stored levels start at 1: 8 bytes per 4 cells plus
+//! a third for the coarser levels, about 2.7 bytes per sample on top of the
+//! 4-byte heights.
+//!
+//! Traversal walks the ray front to back without a stack. It stands in one
+//! block at a time, from the ray parameter where it entered it: if the ray's
+//! height over the rest of the block overlaps the block's range, it steps
+//! down into the child the ray is in at that point (at level 0 it tests the
+//! cell's two triangles); otherwise it moves on to the neighbouring block
+//! across the face the ray leaves through, and steps back up while that
+//! neighbour lies in a new parent. All distances come from the grid lines'
+//! own coordinates, so the walk never drifts off the cells the ray crosses.
+//!
+//! The leaf test is the same watertight test on the same vertices (those of
+//! [`TerrainGrid::position`]) and the same diagonal as the terrain's mesh,
+//! and ties are broken the same way ([`Hit::beats`]), so tracing the field
+//! and tracing the mesh give the same hits. A ray that runs exactly along a
+//! grid line (an orthographic view straight down) touches the cells on both
+//! sides; it is walked once on each side.
+
+use glam::Vec3;
+use rayon::prelude::*;
+
+use super::bvh::Hit;
+use super::ray::{intersect_triangle, Aabb, Ray, CULL_SLACK, ROBUST_FAR};
+use crate::terrain::TerrainGrid;
+
+/// A heightmap grid with its min/max hierarchy.
+#[derive(Debug, Clone)]
+pub struct HeightField {
+    /// Samples along x (columns).
+    cols: usize,
+    /// Samples along z (rows).
+    rows: usize,
+    /// Heights, row-major.
+    heights: Vec<f32>,
+    /// x of each column, as the mesh places it.
+    xs: Vec<f32>,
+    /// z of each row, as the mesh places it.
+    zs: Vec<f32>,
+    /// `levels[k - 1]` holds the (min, max) height of each block of level k.
+    levels: Vec<Level>,
+    /// The root's level: the smallest k with 2ᵏ cells covering both sides.
+    top: u32,
+    /// Bounds of the whole field.
+    bounds: Aabb,
+}
+
+#[derive(Debug, Clone)]
+struct Level {
+    /// Blocks along x.
+    cols: usize,
+    /// (min, max) per block, row-major.
+    range: Vec<[f32; 2]>,
+}
+
+impl HeightField {
+    /// Builds the hierarchy over `grid` in one pass per level.
+    pub fn build(grid: &TerrainGrid) -> HeightField {
+        let (cols, rows) = (grid.heights.width, grid.heights.height);
+        assert!(cols >= 2 && rows >= 2, "a terrain has at least 2×2 samples");
+        let xs: Vec<f32> = (0..cols).map(|j| grid.position(0, j).x).collect();
+        let zs: Vec<f32> = (0..rows).map(|i| grid.position(i, 0).z).collect();
+        let heights = grid.heights.data.clone();
+        let (cw, ch) = (cols - 1, rows - 1);
+        let mut top = 0;
+        while (1usize << top) < cw.max(ch) {
+            top += 1;
+        }
+        let mut levels: Vec<Level> = Vec::with_capacity(top as usize);
+        for k in 1..=top {
+            let (lh, lw) = level_dims(ch, cw, k);
+            let range: Vec<[f32; 2]> = if k == 1 {
+                // Blocks of 2×2 cells: the (up to) 3×3 samples under each.
+                (0..lh)
+                    .into_par_iter()
+                    .flat_map_iter(|bi| {
+                        let heights = &heights;
+                        (0..lw).map(move |bj| {
+                            let mut r = [f32::INFINITY, f32::NEG_INFINITY];
+                            for i in 2 * bi..=(2 * bi + 2).min(ch) {
+                                for j in 2 * bj..=(2 * bj + 2).min(cw) {
+                                    let h = heights[i * cols + j];
+                                    r = [r[0].min(h), r[1].max(h)];
+                                }
+                            }
+                            r
+                        })
+                    })
+                    .collect()
+            } else {
+                let below = &levels[k as usize - 2];
+                let below_rows = below.range.len() / below.cols;
+                (0..lh)
+                    .into_par_iter()
+                    .flat_map_iter(|bi| {
+                        (0..lw).map(move |bj| {
+                            let mut r = [f32::INFINITY, f32::NEG_INFINITY];
+                            for i in 2 * bi..(2 * bi + 2).min(below_rows) {
+                                for j in 2 * bj..(2 * bj + 2).min(below.cols) {
+                                    let c = below.range[i * below.cols + j];
+                                    r = [r[0].min(c[0]), r[1].max(c[1])];
+                                }
+                            }
+                            r
+                        })
+                    })
+                    .collect()
+            };
+            levels.push(Level { cols: lw, range });
+        }
+        let (lo, hi) = heights
+            .iter()
+            .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &h| {
+                (lo.min(h), hi.max(h))
+            });
+        let bounds = Aabb {
+            min: Vec3::new(xs[0], lo, zs[0]),
+            max: Vec3::new(xs[cw], hi, zs[ch]),
+        };
+        HeightField {
+            cols,
+            rows,
+            heights,
+            xs,
+            zs,
+            levels,
+            top,
+            bounds,
+        }
+    }
+
+    /// Bounds of the whole field.
+    pub fn bounds(&self) -> Aabb {
+        self.bounds
+    }
+
+    /// Number of triangles: two per cell.
+    pub fn triangle_count(&self) -> usize {
+        2 * (self.cols - 1) * (self.rows - 1)
+    }
+
+    /// Bytes held: heights, column and row positions, and the hierarchy.
+    pub fn memory_bytes(&self) -> usize {
+        4 * (self.heights.len() + self.xs.len() + self.zs.len())
+            + self
+                .levels
+                .iter()
+                .map(|l| std::mem::size_of_val(l.range.as_slice()))
+                .sum::<usize>()
+    }
+
+    /// Vertex of sample (row `i`, column `j`), bit for bit the mesh's.
+    #[inline(always)]
+    fn vertex(&self, i: usize, j: usize) -> Vec3 {
+        Vec3::new(self.xs[j], self.heights[i * self.cols + j], self.zs[i])
+    }
+
+    /// The vertices of triangle `id`, in the mesh's order: cell (i, j) holds
+    /// triangles 2(i·(W−1) + j) = (i,j)(i+1,j)(i,j+1) and the next one
+    /// (i,j+1)(i+1,j)(i+1,j+1).
+    #[inline]
+    pub fn triangle(&self, id: u32) -> [Vec3; 3] {
+        let cell = id as usize / 2;
+        let (i, j) = (cell / (self.cols - 1), cell % (self.cols - 1));
+        let [p00, p10, p01, p11] = self.cell_vertices(i, j);
+        if id.is_multiple_of(2) {
+            [p00, p10, p01]
+        } else {
+            [p01, p10, p11]
+        }
+    }
+
+    /// The corners of cell (i, j): (i,j), (i+1,j), (i,j+1), (i+1,j+1).
+    #[inline(always)]
+    fn cell_vertices(&self, i: usize, j: usize) -> [Vec3; 4] {
+        [
+            self.vertex(i, j),
+            self.vertex(i + 1, j),
+            self.vertex(i, j + 1),
+            self.vertex(i + 1, j + 1),
+        ]
+    }
+
+    /// (min, max) height of block (i, j) of `level`.
+    #[inline(always)]
+    fn range(&self, level: u32, i: usize, j: usize) -> [f32; 2] {
+        if level == 0 {
+            let k = i * self.cols + j;
+            let top = &self.heights[k..k + 2];
+            let bottom = &self.heights[k + self.cols..k + self.cols + 2];
+            let (a, b, c, d) = (top[0], top[1], bottom[0], bottom[1]);
+            [a.min(b).min(c.min(d)), a.max(b).max(c.max(d))]
+        } else {
+            let l = &self.levels[level as usize - 1];
+            l.range[i * l.cols + j]
+        }
+    }
+
+    /// The closest hit along `ray` with t in (0, t_max]; of hits at the
+    /// same t, the lowest triangle index.
+    pub fn intersect(&self, ray: &Ray, t_max: f32) -> Option<Hit> {
+        let mut best: Option<Hit> = None;
+        self.walk_all_sides(ray, t_max, &mut |field, i, j, t_best| {
+            let [p00, p10, p01, p11] = field.cell_vertices(i, j);
+            let first = 2 * (i * (field.cols - 1) + j) as u32;
+            for (id, [a, b, c]) in [(first, [p00, p10, p01]), (first + 1, [p01, p10, p11])] {
+                if let Some((t, u, v)) = intersect_triangle(ray, a, b, c, *t_best) {
+                    let hit = Hit {
+                        t,
+                        u,
+                        v,
+                        triangle: id,
+                    };
+                    if hit.beats(&best) {
+                        *t_best = t;
+                        best = Some(hit);
+                    }
+                }
+            }
+            false
+        });
+        best
+    }
+
+    /// Whether the field blocks `ray` within (0, t_max]; stops at the first
+    /// triangle hit.
+    pub fn occluded(&self, ray: &Ray, t_max: f32) -> bool {
+        self.walk_all_sides(ray, t_max, &mut |field, i, j, _| {
+            let [p00, p10, p01, p11] = field.cell_vertices(i, j);
+            intersect_triangle(ray, p00, p10, p01, t_max).is_some()
+                || intersect_triangle(ray, p01, p10, p11, t_max).is_some()
+        })
+    }
+
+    /// Walks the ray, and again on the other side of any grid line it runs
+    /// exactly along: a zero direction component walks on one side of the
+    /// line its origin sits on (the sign of the zero picks which), so a ray
+    /// on a line is walked with +0 and with −0 there.
+    fn walk_all_sides(
+        &self,
+        ray: &Ray,
+        t_max: f32,
+        cell: &mut impl FnMut(&HeightField, usize, usize, &mut f32) -> bool,
+    ) -> bool {
+        let on_x_line = ray.dir.x == 0.0 && on_line(&self.xs, ray.origin.x);
+        let on_z_line = ray.dir.z == 0.0 && on_line(&self.zs, ray.origin.z);
+        let mut t_best = t_max;
+        if !on_x_line && !on_z_line {
+            return self.walk(ray, &mut t_best, cell);
+        }
+        let signs_x: &[f32] = if on_x_line {
+            &[0.0, -0.0]
+        } else {
+            &[ray.dir.x]
+        };
+        let signs_z: &[f32] = if on_z_line {
+            &[0.0, -0.0]
+        } else {
+            &[ray.dir.z]
+        };
+        for &dx in signs_x {
+            for &dz in signs_z {
+                let side = Ray::new(ray.origin, Vec3::new(dx, ray.dir.y, dz));
+                if self.walk(&side, &mut t_best, cell) {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
+    /// Walks the blocks along `ray` front to back, calling
+    /// `cell(self, i, j, &mut t_best)` on each cell the ray may hit a
+    /// triangle in, until it returns true (then returns true) or the ray
+    /// passes `t_best` or leaves the field.
+    #[inline(always)]
+    fn walk(
+        &self,
+        ray: &Ray,
+        t_best: &mut f32,
+        cell: &mut impl FnMut(&HeightField, usize, usize, &mut f32) -> bool,
+    ) -> bool {
+        let Some((t_enter, t_leave)) = self.bounds.interval(ray, *t_best) else {
+            return false;
+        };
+        if !t_leave.is_finite() {
+            return false; // only a zero direction leaves a finite box unbounded
+        }
+        let (o, d, inv) = (ray.origin, ray.dir, ray.inv_dir);
+        let (cw, ch) = (self.cols - 1, self.rows - 1);
+        // Slack on the height test for the rounding of the interval ends
+        // and of the ray's height there: generous against ~1e-7 relative
+        // errors, tiny against any real gap.
+        let eps =
+            (o.y.abs() + (d.y * t_leave).abs() + self.bounds.min.y.abs() + self.bounds.max.y.abs())
+                * 4e-6;
+        // Direction of travel on each axis; the sign of a zero picks a side.
+        let (fwd_x, fwd_z) = (inv.x > 0.0, inv.z > 0.0);
+        let mut level = self.top;
+        let (mut bi, mut bj) = (0usize, 0usize);
+        let mut t = t_enter;
+        loop {
+            // The block's exit faces: the far side on each axis.
+            let (c0, c1) = (bj << level, ((bj + 1) << level).min(cw));
+            let (r0, r1) = (bi << level, ((bi + 1) << level).min(ch));
+            let tx = (self.xs[if fwd_x { c1 } else { c0 }] - o.x) * inv.x;
+            let tz = (self.zs[if fwd_z { r1 } else { r0 }] - o.z) * inv.z;
+            // A NaN (the ray runs along the exit face) never ends the block.
+            let t_exit = lower(lower(t_leave, tx), tz);
+            let t_limit = lower(t_exit, *t_best * CULL_SLACK);
+            let [lo, hi] = self.range(level, bi, bj);
+            let (ya, yb) = (o.y + d.y * t, o.y + d.y * t_limit);
+            let overlaps =
+                t <= t_limit * ROBUST_FAR && ya.min(yb) <= hi + eps && ya.max(yb) >= lo - eps;
+            if overlaps {
+                if level == 0 {
+                    if cell(self, bi, bj, t_best) {
+                        return true;
+                    }
+                } else {
+                    // Step down into the child the ray is in at t: past a
+                    // mid plane at t means the far half on that axis.
+                    level -= 1;
+                    let col_mid = ((2 * bj + 1) << level).min(cw);
+                    let row_mid = ((2 * bi + 1) << level).min(ch);
+                    let past_x = t >= (self.xs[col_mid] - o.x) * inv.x;
+                    let past_z = t >= (self.zs[row_mid] - o.z) * inv.z;
+                    bj = 2 * bj + (fwd_x == past_x) as usize;
+                    bi = 2 * bi + (fwd_z == past_z) as usize;
+                    // A child beyond the grid's edge (odd sizes): the ray is
+                    // in its sibling; the walk moves on from there.
+                    bj = bj.min(level_dims(ch, cw, level).1 - 1);
+                    bi = bi.min(level_dims(ch, cw, level).0 - 1);
+                    continue;
+                }
+            }
+            // Move on to the neighbour across the exit face.
+            if t_exit >= t_leave || t_exit > *t_best * CULL_SLACK {
+                return false;
+            }
+            t = t_exit;
+            let (rows_l, cols_l) = level_dims(ch, cw, level);
+            // Across x when x's face comes first; never across a face the
+            // ray runs along (NaN).
+            let crossed_parent = if tx <= tz || tz.is_nan() {
+                if fwd_x {
+                    bj += 1;
+                    if bj >= cols_l {
+                        return false;
+                    }
+                    bj % 2 == 0
+                } else {
+                    if bj == 0 {
+                        return false;
+                    }
+                    bj -= 1;
+                    bj % 2 == 1
+                }
+            } else if fwd_z {
+                bi += 1;
+                if bi >= rows_l {
+                    return false;
+                }
+                bi % 2 == 0
+            } else {
+                if bi == 0 {
+                    return false;
+                }
+                bi -= 1;
+                bi % 2 == 1
+            };
+            // Entering a new parent: continue at the parent's level, which
+            // the ray enters at the same t.
+            if crossed_parent && level < self.top {
+                level += 1;
+                bi /= 2;
+                bj /= 2;
+            }
+        }
+    }
+}
+
+/// Whether `v` is exactly one of the (sorted) grid line coordinates.
+fn on_line(lines: &[f32], v: f32) -> bool {
+    lines.binary_search_by(|x| x.total_cmp(&v)).is_ok()
+}
+
+/// Blocks of `level` along z and x over a grid of `ch` × `cw` cells.
+#[inline(always)]
+fn level_dims(ch: usize, cw: usize, level: u32) -> (usize, usize) {
+    (
+        (ch + (1 << level) - 1) >> level,
+        (cw + (1 << level) - 1) >> level,
+    )
+}
+
+/// min(a, b) that ignores a NaN `b`.
+#[inline(always)]
+fn lower(a: f32, b: f32) -> f32 {
+    if b < a {
+        b
+    } else {
+        a
+    }
+}
+
+#[cfg(test)]
+mod tests;

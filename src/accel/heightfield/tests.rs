@@ -1,0 +1,232 @@
+use glam::Vec3;
+use proptest::prelude::*;
+
+use super::*;
+use crate::accel::Bvh;
+use crate::mesh::TriangleMesh;
+use crate::terrain::Heightmap;
+
+fn grid(width: usize, height: usize, data: Vec<f32>, size: [f32; 2]) -> TerrainGrid {
+    TerrainGrid {
+        heights: Heightmap {
+            width,
+            height,
+            data,
+        },
+        size,
+    }
+}
+
+/// Closest hit over every triangle of the mesh: (t, triangle), the lowest
+/// index on ties.
+fn brute_closest(mesh: &TriangleMesh, ray: &Ray, t_max: f32) -> Option<(f32, u32)> {
+    let mut best: Option<(f32, u32)> = None;
+    for (id, t) in mesh.indices.iter().enumerate() {
+        let [a, b, c] = t.map(|v| mesh.positions[v as usize]);
+        if let Some((t, _, _)) = intersect_triangle(ray, a, b, c, t_max) {
+            if t <= t_max && best.is_none_or(|b| t < b.0) {
+                best = Some((t, id as u32));
+            }
+        }
+    }
+    best
+}
+
+/// Checks the field against brute force over the grid's mesh and against
+/// the BVH over that mesh: the same closest t and triangle, the same
+/// barycentrics, the same occlusion.
+fn check_rays(g: &TerrainGrid, rays: &[(Ray, f32)]) -> Result<usize, TestCaseError> {
+    let field = HeightField::build(g);
+    let mesh = g.to_mesh(false);
+    let bvh = Bvh::build(&mesh);
+    let mut hits = 0;
+    for (ray, t_max) in rays {
+        let expect = brute_closest(&mesh, ray, *t_max);
+        let got = field.intersect(ray, *t_max);
+        prop_assert_eq!(got.map(|h| (h.t, h.triangle)), expect, "ray {:?}", ray);
+        prop_assert_eq!(
+            got,
+            bvh.intersect(ray, *t_max),
+            "field and BVH, ray {:?}",
+            ray
+        );
+        prop_assert_eq!(
+            field.occluded(ray, *t_max),
+            expect.is_some(),
+            "ray {:?}",
+            ray
+        );
+        hits += expect.is_some() as usize;
+    }
+    Ok(hits)
+}
+
+fn ray_strategy(reach: f32) -> impl Strategy<Value = (Ray, f32)> {
+    (
+        prop::array::uniform3(-reach..reach),
+        prop::array::uniform3(-1.0f32..1.0),
+        prop_oneof![Just(f32::INFINITY), 0.5f32..40.0],
+    )
+        .prop_filter("non-zero direction", |(_, d, _)| {
+            Vec3::from_array(*d).length() > 1e-3
+        })
+        .prop_map(|(o, d, t)| {
+            (
+                Ray::new(Vec3::from_array(o), Vec3::from_array(d).normalize()),
+                t,
+            )
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    /// Random grids of any shape (not powers of two, not square, down to
+    /// one cell) and random rays from anywhere, including under the terrain.
+    #[test]
+    fn field_matches_brute_force_and_bvh(
+        (w, h, data) in (2usize..24, 2usize..24).prop_flat_map(|(w, h)| {
+            (Just(w), Just(h), prop::collection::vec(-3.0f32..3.0, w * h))
+        }),
+        size in (1.0f32..20.0, 1.0f32..20.0),
+        rays in prop::collection::vec(ray_strategy(15.0), 48),
+    ) {
+        let g = grid(w, h, data, [size.0, size.1]);
+        check_rays(&g, &rays)?;
+    }
+
+    /// Rays straight down (an orthographic top view) land on vertices,
+    /// edges and the diagonal exactly, and run inside the mid planes of
+    /// the hierarchy; quantised heights make exact ties between cells.
+    #[test]
+    fn axis_parallel_rays_on_grid_lines(
+        (w, h, data) in (2usize..20, 2usize..20).prop_flat_map(|(w, h)| {
+            (Just(w), Just(h), prop::collection::vec(0u8..4, w * h))
+        }),
+        picks in prop::collection::vec((0usize..64, 0usize..64, 0u8..3), 64),
+    ) {
+        let g = grid(w, h, data.iter().map(|&v| v as f32 * 0.5).collect(), [8.0, 8.0]);
+        let rays: Vec<(Ray, f32)> = picks
+            .iter()
+            .map(|&(a, b, kind)| {
+                let (i, j) = (a % h, b % w);
+                let p = g.position(i, j);
+                let q = g.position((i + 1).min(h - 1), (j + 1).min(w - 1));
+                let (x, z) = match kind {
+                    0 => (p.x, p.z),                   // on a vertex
+                    1 => (p.x, (p.z + q.z) * 0.5),     // on a column line
+                    _ => ((p.x + q.x) * 0.5, (p.z + q.z) * 0.5), // on the diagonal
+                };
+                (Ray::new(Vec3::new(x, 10.0, z), Vec3::NEG_Y), f32::INFINITY)
+            })
+            .collect();
+        let hits = check_rays(&g, &rays)?;
+        prop_assert_eq!(hits, rays.len(), "every ray down onto the grid hits");
+    }
+}
+
+/// A realistic terrain with camera-like rays: most rays hit, and every
+/// one agrees with the mesh.
+#[test]
+fn terrain_rays_match_the_mesh() {
+    use crate::terrain::{generate, DiamondSquare, Generator, Recipe};
+    let heights = generate(
+        &Recipe::new(
+            Generator::DiamondSquare(DiamondSquare::default()),
+            129,
+            97,
+            8.0,
+        ),
+        3,
+    );
+    let g = TerrainGrid {
+        heights,
+        size: [20.0, 15.0],
+    };
+    let rays: Vec<(Ray, f32)> = (0..3000u64)
+        .map(|k| {
+            let r = |s| crate::hash::unit_f32(k, s, 0);
+            let origin = Vec3::new(r(1) * 30.0 - 15.0, 9.0 + r(2) * 10.0, r(3) * 30.0 - 15.0);
+            let target = Vec3::new(r(4) * 20.0 - 10.0, 0.0, r(5) * 15.0 - 7.5);
+            let dir = (target - origin).normalize();
+            (Ray::new(origin, dir), f32::INFINITY)
+        })
+        .collect();
+    let hits = check_rays(&g, &rays).unwrap();
+    assert!(hits > 2500, "most test rays hit ({hits})");
+}
+
+/// Every block holds exactly the lowest and highest sample under it.
+#[test]
+fn block_ranges_are_exact() {
+    let (w, h) = (37, 22);
+    let data: Vec<f32> = (0..w * h)
+        .map(|k| crate::hash::unit_f32(9, k as u64, 0) * 10.0 - 5.0)
+        .collect();
+    let field = HeightField::build(&grid(w, h, data.clone(), [5.0, 3.0]));
+    assert_eq!(field.top, 6, "36 cells need 2⁶");
+    assert_eq!(level_dims(h - 1, w - 1, field.top), (1, 1));
+    for level in 0..=field.top {
+        let (rows, cols) = level_dims(h - 1, w - 1, level);
+        let span = 1usize << level;
+        for bi in 0..rows {
+            for bj in 0..cols {
+                let mut lo = f32::INFINITY;
+                let mut hi = f32::NEG_INFINITY;
+                for i in bi * span..=((bi + 1) * span).min(h - 1) {
+                    for j in bj * span..=((bj + 1) * span).min(w - 1) {
+                        lo = lo.min(data[i * w + j]);
+                        hi = hi.max(data[i * w + j]);
+                    }
+                }
+                assert_eq!(
+                    field.range(level, bi, bj),
+                    [lo, hi],
+                    "level {level} ({bi}, {bj})"
+                );
+            }
+        }
+    }
+}
+
+/// The point of the structure: a few bytes per sample, against ~60 per
+/// triangle (~120 per sample) for a triangle BVH.
+#[test]
+fn memory_is_a_few_bytes_per_sample() {
+    let n = 257;
+    let field = HeightField::build(&grid(n, n, vec![0.0; n * n], [1.0, 1.0]));
+    let per_sample = field.memory_bytes() as f64 / (n * n) as f64;
+    // 4 (height) + 8/4 · 4/3 (levels 1 and up; level 0 is computed) ≈ 6.7,
+    // plus the row and column lists.
+    assert!(
+        (6.6..6.8).contains(&per_sample),
+        "{per_sample} bytes per sample"
+    );
+    assert_eq!(field.triangle_count(), 2 * 256 * 256);
+}
+
+#[test]
+fn triangles_are_the_mesh_triangles() {
+    let data: Vec<f32> = (0..5 * 4).map(|k| (k * 7 % 5) as f32).collect();
+    let g = grid(5, 4, data, [4.0, 3.0]);
+    let field = HeightField::build(&g);
+    let mesh = g.to_mesh(false);
+    for (id, t) in mesh.indices.iter().enumerate() {
+        let expect = t.map(|v| mesh.positions[v as usize]);
+        assert_eq!(field.triangle(id as u32), expect, "triangle {id}");
+    }
+}
+
+#[test]
+fn zero_direction_and_misses() {
+    let g = grid(3, 3, vec![0.0; 9], [2.0, 2.0]);
+    let field = HeightField::build(&g);
+    let zero = Ray::new(Vec3::new(0.0, 5.0, 0.0), Vec3::ZERO);
+    assert!(field.intersect(&zero, f32::INFINITY).is_none());
+    assert!(!field.occluded(&zero, f32::INFINITY));
+    let away = Ray::new(Vec3::new(0.0, 5.0, 0.0), Vec3::Y);
+    assert!(field.intersect(&away, f32::INFINITY).is_none());
+    let short = Ray::new(Vec3::new(0.0, 5.0, 0.0), Vec3::NEG_Y);
+    assert!(field.intersect(&short, 4.9).is_none());
+    assert_eq!(field.intersect(&short, 5.0).map(|h| h.t), Some(5.0));
+}
