@@ -477,7 +477,7 @@ fn render_command(args: RenderArgs) -> Result<ExitCode> {
             format!(" (region {},{},{},{} of {w}×{h})", r.x0, r.y0, r.x1, r.y1)
         });
         println!(
-            "{}: {}×{}{region_note}, {} spp, {:.2} s total | terrain {:.0} ms, {} triangles, {} rocks, BVH build {:.0} ms | {} rays ({} primary, {} shadow and sky) in {:.2} s = {:.2} Mrays/s on {} threads",
+            "{}: {}×{}{region_note}, {} spp, {:.2} s total | terrain {:.0} ms, {} triangles ({} stored), {} rocks, acceleration build {:.0} ms, {:.1} MiB | {} rays ({} primary, {} shadow and sky) in {:.2} s = {:.2} Mrays/s on {} threads",
             out.display(),
             fb.width,
             fb.height,
@@ -485,8 +485,10 @@ fn render_command(args: RenderArgs) -> Result<ExitCode> {
             start.elapsed().as_secs_f64(),
             world.generate_time.as_secs_f64() * 1e3,
             world.triangle_count(),
+            world.stored_triangle_count(),
             world.rock_count,
             world.bvh_time.as_secs_f64() * 1e3,
+            world.accel_bytes() as f64 / (1 << 20) as f64,
             stats.rays(),
             stats.primary_rays,
             stats.shadow_rays,

@@ -1,14 +1,21 @@
-//! The geometry of a scene, ready to trace: terrain and rock meshes merged
-//! into one triangle list with a material per triangle and one BVH over
-//! it, plus the analytic rocks.
+//! The geometry of a scene, ready to trace: the terrain and the rocks as
+//! objects under one top-level BVH (see [`crate::accel::top`]), with a
+//! material per object, plus the analytic rocks.
+//!
+//! The terrain is traced through its grid hierarchy. Each listed rock is a
+//! mesh of its own (displaced in world space); scattered rocks share one
+//! object-space mesh and are instances of it. [`BuildOptions`] can trace the
+//! terrain as a triangle mesh and the scattered rocks as copies instead; the
+//! images agree (tests compare them), which is how the faster routes are
+//! checked.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use glam::Vec3;
+use glam::{Affine3A, Mat3A, Vec3, Vec3A};
 
-use crate::accel::{Bvh, Hit, Ray};
-use crate::mesh::TriangleMesh;
+use crate::accel::{Bvh, HeightField, Object, ObjectHit, Ray, TopLevel, Transform};
+use crate::mesh::{face_normal, TriangleMesh};
 use crate::rock::analytic::AnalyticRock;
 use crate::rock::{self, scatter, Placement, UvSphere};
 use crate::scene::{RockMaterial, Scene};
@@ -16,16 +23,43 @@ use crate::shade::Material;
 use crate::terrain::{self, TerrainGrid};
 use crate::texture::Texture;
 
+/// How the geometry is traced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BuildOptions {
+    /// The terrain through its grid hierarchy (true) or as a triangle mesh
+    /// through a BVH (false).
+    pub terrain_grid: bool,
+    /// Scattered rocks as instances of one mesh (true) or as transformed
+    /// copies, each with its own BVH (false).
+    pub instancing: bool,
+}
+
+impl Default for BuildOptions {
+    fn default() -> BuildOptions {
+        BuildOptions {
+            terrain_grid: true,
+            instancing: true,
+        }
+    }
+}
+
 /// Traceable scene geometry.
 #[derive(Debug, Clone)]
 pub struct World {
     /// The terrain grid (for height queries).
     pub terrain: TerrainGrid,
-    /// All triangles of the scene.
-    pub mesh: TriangleMesh,
-    /// Material index of each triangle in `mesh`.
-    pub triangle_material: Vec<u16>,
-    /// The materials indexed by `triangle_material`.
+    /// Smooth terrain vertex normals, per sample; empty for flat shading or
+    /// when the terrain is traced as a mesh (which carries its own).
+    terrain_normals: Vec<Vec3>,
+    /// Meshes for shading (positions, normals, triangles), indexed like the
+    /// top level's BVHs.
+    meshes: Vec<TriangleMesh>,
+    /// Per object: normal matrix (inverse transpose of the placement) of
+    /// instances.
+    normal_matrix: Vec<Option<Mat3A>>,
+    /// Material of each object.
+    object_material: Vec<u16>,
+    /// The materials indexed by `object_material`.
     pub materials: Vec<Material>,
     /// Per material: interpolate vertex normals (true) or use face normals.
     pub smooth: Vec<bool>,
@@ -35,11 +69,13 @@ pub struct World {
     pub analytic: Vec<AnalyticRock>,
     /// Rocks in the scene (listed, analytic and scattered).
     pub rock_count: usize,
-    /// Hierarchy over `mesh`.
-    pub bvh: Bvh,
+    /// Triangles rendered (an instance counts its mesh's triangles).
+    triangles: usize,
+    /// Terrain and rocks under one top level.
+    accel: TopLevel,
     /// Time spent generating the terrain and rocks.
     pub generate_time: Duration,
-    /// Time spent building the BVH.
+    /// Time spent building the acceleration structures.
     pub bvh_time: Duration,
 }
 
@@ -61,12 +97,19 @@ pub struct SurfaceHit {
 }
 
 /// Meshes and materials gathered before the BVH is built.
+/// Objects, meshes and materials gathered before the top level is built.
+#[derive(Default)]
 struct Builder {
-    mesh: TriangleMesh,
-    triangle_material: Vec<u16>,
+    objects: Vec<Object>,
+    meshes: Vec<TriangleMesh>,
+    normal_matrix: Vec<Option<Mat3A>>,
+    object_material: Vec<u16>,
     materials: Vec<Material>,
     smooth: Vec<bool>,
     textures: Vec<Arc<Texture>>,
+    triangles: usize,
+    /// Time spent building acceleration structures so far.
+    accel_time: Duration,
 }
 
 impl Builder {
@@ -76,13 +119,31 @@ impl Builder {
         (self.materials.len() - 1) as u16
     }
 
-    fn add(&mut self, mesh: &TriangleMesh, material: u16) {
-        self.mesh.append(mesh);
-        self.triangle_material
-            .extend(std::iter::repeat_n(material, mesh.indices.len()));
+    /// Adds a mesh for objects to share; returns its index.
+    fn mesh(&mut self, mesh: TriangleMesh) -> u32 {
+        self.meshes.push(mesh);
+        (self.meshes.len() - 1) as u32
     }
 
-    /// The material of a rock at `place`.
+    /// Adds mesh `mesh` as an object, in world space or placed.
+    fn place(&mut self, mesh: u32, place: Option<Affine3A>, material: u16) {
+        self.triangles += self.meshes[mesh as usize].indices.len();
+        let transform = place.map(Transform::new);
+        self.normal_matrix
+            .push(transform.map(|t| t.object_from_world.matrix3.transpose()));
+        self.objects.push(Object::Mesh { mesh, transform });
+        self.object_material.push(material);
+    }
+
+    fn terrain(&mut self, grid: &TerrainGrid, material: u16) {
+        self.triangles += grid.triangle_count();
+        let t0 = Instant::now();
+        self.objects.push(Object::Terrain(HeightField::build(grid)));
+        self.accel_time += t0.elapsed();
+        self.normal_matrix.push(None);
+        self.object_material.push(material);
+    }
+
     fn rock_material(&mut self, m: &RockMaterial, place: &Placement, smooth: bool) -> u16 {
         match m {
             RockMaterial::Albedo(c) => self.material(Material::Albedo(*c), smooth),
@@ -102,28 +163,67 @@ impl Builder {
             }
         }
     }
+
+    /// Builds the BVHs and the top level.
+    fn finish(
+        self,
+        terrain: TerrainGrid,
+        terrain_normals: Vec<Vec3>,
+        analytic: Vec<AnalyticRock>,
+        rock_count: usize,
+        generate_time: Duration,
+    ) -> World {
+        let t0 = Instant::now();
+        let bvhs: Vec<Bvh> = self.meshes.iter().map(Bvh::build).collect();
+        let accel = TopLevel::build(self.objects, bvhs);
+        World {
+            terrain,
+            terrain_normals,
+            meshes: self.meshes,
+            normal_matrix: self.normal_matrix,
+            object_material: self.object_material,
+            materials: self.materials,
+            smooth: self.smooth,
+            textures: self.textures,
+            analytic,
+            rock_count,
+            triangles: self.triangles,
+            accel,
+            generate_time: generate_time.saturating_sub(self.accel_time),
+            bvh_time: self.accel_time + t0.elapsed(),
+        }
+    }
 }
 
 impl World {
-    /// Generates the scene's terrain and rocks and builds the BVH.
+    /// Generates the scene's terrain and rocks and builds the acceleration
+    /// structures, tracing the terrain through its grid and scattered rocks
+    /// as instances.
     pub fn build(scene: &Scene) -> World {
+        World::build_with(scene, BuildOptions::default())
+    }
+
+    /// [`World::build`] with a choice of structures.
+    pub fn build_with(scene: &Scene, options: BuildOptions) -> World {
         let t0 = Instant::now();
         let ts = &scene.terrain;
         let heights = terrain::generate(&ts.recipe(), scene.seed);
-
         let grid = TerrainGrid {
             heights,
             size: ts.size,
         };
-        let mut b = Builder {
-            mesh: TriangleMesh::default(),
-            triangle_material: Vec::new(),
-            materials: Vec::new(),
-            smooth: Vec::new(),
-            textures: Vec::new(),
-        };
+        let mut b = Builder::default();
         let terrain_material = b.material(ts.material, ts.smooth);
-        b.add(&grid.to_mesh(ts.smooth), terrain_material);
+        let mut terrain_normals = Vec::new();
+        if options.terrain_grid {
+            b.terrain(&grid, terrain_material);
+            if ts.smooth {
+                terrain_normals = grid.vertex_normals();
+            }
+        } else {
+            let mesh = b.mesh(grid.to_mesh(ts.smooth));
+            b.place(mesh, None, terrain_material);
+        }
 
         let mut analytic = Vec::new();
         // Rocks with the same tessellation share it: built once, indexed.
@@ -155,15 +255,20 @@ impl World {
             match tessellation {
                 None => analytic.push(AnalyticRock::new(place, material)),
                 Some(i) => {
-                    let mesh =
-                        rock::world_mesh(&spheres[*i], &place, r.displacement.as_ref(), r.flat);
-                    b.add(&mesh, material);
+                    // Displaced in world space, so a mesh of its own.
+                    let mesh = b.mesh(rock::world_mesh(
+                        &spheres[*i],
+                        &place,
+                        r.displacement.as_ref(),
+                        r.flat,
+                    ));
+                    b.place(mesh, None, material);
                 }
             }
         }
         let mut rock_count = scene.rocks.len();
         if let (Some(s), Some(i)) = (&scene.scatter, scatter_sphere) {
-            // One mesh for all scattered rocks, placed many times.
+            // One object-space mesh for all scattered rocks.
             let shared = rock::object_mesh(&spheres[i], s.displacement.as_ref());
             let placements = scatter::scatter(&s.params, &grid);
             rock_count += placements.len();
@@ -171,53 +276,56 @@ impl World {
                 RockMaterial::Albedo(c) => Some(b.material(Material::Albedo(*c), true)),
                 RockMaterial::Texture(_) => None,
             };
+            let instanced = options.instancing.then(|| b.mesh(shared.clone()));
             for place in &placements {
                 let material =
                     shared_material.unwrap_or_else(|| b.rock_material(&s.material, place, true));
-                b.add(&rock::place_mesh(&shared, place), material);
+                match instanced {
+                    Some(mesh) => b.place(mesh, Some(place.world_from_object()), material),
+                    None => {
+                        let mesh = b.mesh(rock::place_mesh(&shared, place));
+                        b.place(mesh, None, material);
+                    }
+                }
             }
         }
         let generate_time = t0.elapsed();
-        let t1 = Instant::now();
-        let bvh = Bvh::build(&b.mesh);
-        World {
-            terrain: grid,
-            mesh: b.mesh,
-            triangle_material: b.triangle_material,
-            materials: b.materials,
-            smooth: b.smooth,
-            textures: b.textures,
-            analytic,
-            rock_count,
-            bvh,
-            generate_time,
-            bvh_time: t1.elapsed(),
-        }
+        b.finish(grid, terrain_normals, analytic, rock_count, generate_time)
     }
 
-    /// A world holding only `grid`'s triangles, all of `material`.
+    /// A world of just a terrain with one material, traced through its grid.
     pub fn from_terrain(grid: TerrainGrid, material: Material, smooth: bool) -> World {
-        let mesh = grid.to_mesh(smooth);
-        let t1 = Instant::now();
-        let bvh = Bvh::build(&mesh);
-        World {
-            terrain: grid,
-            triangle_material: vec![0; mesh.indices.len()],
-            materials: vec![material],
-            smooth: vec![smooth],
-            textures: Vec::new(),
-            analytic: Vec::new(),
-            rock_count: 0,
-            mesh,
-            bvh,
-            generate_time: Duration::ZERO,
-            bvh_time: t1.elapsed(),
-        }
+        let mut b = Builder::default();
+        let m = b.material(material, smooth);
+        b.terrain(&grid, m);
+        let normals = if smooth {
+            grid.vertex_normals()
+        } else {
+            Vec::new()
+        };
+        b.finish(grid, normals, Vec::new(), 0, Duration::ZERO)
     }
 
-    /// Number of triangles traced.
+    /// Triangles rendered (each instance counts its mesh's triangles).
     pub fn triangle_count(&self) -> usize {
-        self.mesh.indices.len()
+        self.triangles
+    }
+
+    /// Triangles stored: the terrain grid's, plus each distinct mesh's once
+    /// (however many instances place it).
+    pub fn stored_triangle_count(&self) -> usize {
+        let grid = self
+            .accel
+            .objects()
+            .iter()
+            .any(|o| matches!(o, Object::Terrain(_)));
+        grid as usize * self.terrain.triangle_count()
+            + self.meshes.iter().map(|m| m.indices.len()).sum::<usize>()
+    }
+
+    /// Bytes held by the acceleration structures.
+    pub fn accel_bytes(&self) -> usize {
+        self.accel.memory_bytes()
     }
 
     /// The material with index `m`.
@@ -240,8 +348,8 @@ impl World {
     /// The closest surface along `ray`.
     #[inline]
     pub fn intersect(&self, ray: &Ray) -> Option<SurfaceHit> {
-        let hit = self.bvh.intersect(ray, f32::INFINITY);
-        let t_mesh = hit.map_or(f32::INFINITY, |h| h.t);
+        let hit = self.accel.intersect(ray, f32::INFINITY);
+        let t_mesh = hit.map_or(f32::INFINITY, |h| h.hit.t);
         let mut best_rock: Option<(f32, &AnalyticRock)> = None;
         for rock in &self.analytic {
             let limit = best_rock.map_or(t_mesh, |b| b.0);
@@ -256,13 +364,13 @@ impl World {
         }
     }
 
-    /// Whether anything blocks `ray` before `t_max`.
+    /// Whether anything lies along `ray` within (0, t_max].
     #[inline]
     pub fn occluded(&self, ray: &Ray, t_max: f32) -> bool {
         self.analytic
             .iter()
             .any(|r| r.intersect(ray, 0.0, t_max).is_some())
-            || self.bvh.occluded(ray, t_max)
+            || self.accel.occluded(ray, t_max)
     }
 
     fn rock_surface(&self, ray: &Ray, t: f32, rock: &AnalyticRock) -> SurfaceHit {
@@ -281,17 +389,57 @@ impl World {
         }
     }
 
-    fn surface(&self, ray: &Ray, hit: &Hit) -> SurfaceHit {
-        let tri = hit.triangle as usize;
-        let material = self.triangle_material[tri];
-        let mut ng = self.mesh.face_normal(tri);
-        let mut n = if self.smooth[material as usize] {
-            let [a, b, c] = self.mesh.indices[tri].map(|v| self.mesh.normals[v as usize]);
-            (a * (1.0 - hit.u - hit.v) + b * hit.u + c * hit.v)
+    fn surface(&self, ray: &Ray, hit: &ObjectHit) -> SurfaceHit {
+        let object = hit.object as usize;
+        let (t, u, v, tri) = (hit.hit.t, hit.hit.u, hit.hit.v, hit.hit.triangle);
+        let material = self.object_material[object];
+        let smooth = self.smooth[material as usize];
+        let interpolate = |[a, b, c]: [Vec3; 3], ng: Vec3| {
+            (a * (1.0 - u - v) + b * u + c * v)
                 .try_normalize()
                 .unwrap_or(ng)
-        } else {
-            ng
+        };
+        let (mut ng, mut n) = match &self.accel.objects()[object] {
+            Object::Terrain(field) => {
+                let [a, b, c] = field.triangle(tri);
+                let ng = face_normal(a, b, c);
+                let n = if smooth {
+                    interpolate(
+                        field.triangle_samples(tri).map(|k| self.terrain_normals[k]),
+                        ng,
+                    )
+                } else {
+                    ng
+                };
+                (ng, n)
+            }
+            Object::Mesh { mesh, .. } => {
+                let m = &self.meshes[*mesh as usize];
+                let corners = m.indices[tri as usize];
+                match self.normal_matrix[object] {
+                    None => {
+                        let ng = m.face_normal(tri as usize);
+                        let n = if smooth {
+                            interpolate(corners.map(|k| m.normals[k as usize]), ng)
+                        } else {
+                            ng
+                        };
+                        (ng, n)
+                    }
+                    Some(nm) => {
+                        // Normals follow the inverse transpose of the
+                        // placement, vertex by vertex, as a placed copy's do.
+                        let to_world = |n: Vec3| Vec3::from((nm * Vec3A::from(n)).normalize());
+                        let ng = to_world(m.face_normal(tri as usize));
+                        let n = if smooth {
+                            interpolate(corners.map(|k| to_world(m.normals[k as usize])), ng)
+                        } else {
+                            ng
+                        };
+                        (ng, n)
+                    }
+                }
+            }
         };
         if ng.dot(ray.dir) > 0.0 {
             ng = -ng;
@@ -300,12 +448,119 @@ impl World {
             n = -n;
         }
         SurfaceHit {
-            t: hit.t,
-            point: ray.at(hit.t),
+            t,
+            point: ray.at(t),
             geometric_normal: ng,
             normal: n,
             material,
-            face: hit.triangle,
+            face: tri,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::sync::atomic::AtomicBool;
+
+    use indicatif::ProgressBar;
+
+    use super::*;
+    use crate::render::{framebuffer::Framebuffer, render};
+
+    fn scene(name: &str, width: u32, height: u32) -> Scene {
+        let mut s = crate::scene::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join(name)).unwrap();
+        s.image.width = width;
+        s.image.height = height;
+        s.image.samples = 1;
+        s
+    }
+
+    fn picture(scene: &Scene, options: BuildOptions) -> (Framebuffer, World) {
+        let world = World::build_with(scene, options);
+        let (fb, _) = render(
+            scene,
+            &world,
+            &scene.camera(),
+            &ProgressBar::hidden(),
+            &AtomicBool::new(false),
+        )
+        .unwrap();
+        (fb, world)
+    }
+
+    fn bits(fb: &Framebuffer) -> Vec<[u32; 4]> {
+        fb.pixels
+            .iter()
+            .map(|p| p.to_array().map(f32::to_bits))
+            .collect()
+    }
+
+    /// The terrain traced through its grid hierarchy and as a triangle mesh
+    /// through a BVH: the same triangles and the same hits, so the same
+    /// image bit for bit (sun, soft shadows and sky-light rays included).
+    #[test]
+    fn grid_and_mesh_terrain_render_the_same_image() {
+        for (name, w, h) in [
+            ("scenes/rocky-valley.json", 96, 54),
+            ("scenes/eroded-island.json", 96, 54),
+            ("scenes/fisheye.json", 64, 64),
+        ] {
+            let s = scene(name, w, h);
+            let (grid, gw) = picture(&s, BuildOptions::default());
+            let (mesh, mw) = picture(
+                &s,
+                BuildOptions {
+                    terrain_grid: false,
+                    ..BuildOptions::default()
+                },
+            );
+            assert_eq!(gw.triangle_count(), mw.triangle_count());
+            assert!(
+                gw.accel_bytes() * 8 < mw.accel_bytes(),
+                "{name}: the grid hierarchy is far smaller ({} vs {} bytes)",
+                gw.accel_bytes(),
+                mw.accel_bytes()
+            );
+            assert!(bits(&grid) == bits(&mesh), "{name}: images differ");
+        }
+    }
+
+    /// A boulder field of instanced rocks against the same rocks as placed
+    /// copies: one stored rock mesh instead of 400, and the same image up to
+    /// the rounding of hits computed in object space instead of world space
+    /// (a few pixels on silhouettes and shadow edges).
+    #[test]
+    fn instanced_and_copied_rocks_render_the_same_image() {
+        let s = scene("scenes/boulder-field.json", 128, 72);
+        let (inst, iw) = picture(&s, BuildOptions::default());
+        let (copy, cw) = picture(
+            &s,
+            BuildOptions {
+                instancing: false,
+                ..BuildOptions::default()
+            },
+        );
+        assert_eq!(iw.rock_count, 400);
+        assert_eq!(iw.triangle_count(), cw.triangle_count());
+        let rock = (iw.stored_triangle_count() - iw.terrain.triangle_count()) as f64;
+        let copied = (cw.stored_triangle_count() - cw.terrain.triangle_count()) as f64;
+        assert_eq!(copied / rock, 400.0, "instances store one rock's triangles");
+        let differing = inst
+            .pixels
+            .iter()
+            .zip(&copy.pixels)
+            .filter(|(a, b)| (**a - **b).abs().max_element() > 1e-3)
+            .count();
+        let close = inst
+            .pixels
+            .iter()
+            .zip(&copy.pixels)
+            .all(|(a, b)| (*a - *b).abs().max_element() < 0.5);
+        assert!(
+            differing * 1000 < inst.pixels.len() && close,
+            "{differing} of {} pixels differ",
+            inst.pixels.len()
+        );
     }
 }

@@ -4,7 +4,9 @@
 pub mod bvh;
 pub mod heightfield;
 pub mod ray;
+pub mod top;
 
 pub use bvh::{Bvh, Hit, Tree};
 pub use heightfield::HeightField;
 pub use ray::{Aabb, Ray};
+pub use top::{Object, ObjectHit, TopLevel, Transform};

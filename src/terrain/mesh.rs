@@ -57,6 +57,46 @@ impl TerrainGrid {
         2 * (self.heights.width - 1) * (self.heights.height - 1)
     }
 
+    /// Smooth vertex normals of the mesh, per sample, without building it:
+    /// the same sums as [`TriangleMesh::area_weighted_normals`] (each
+    /// vertex adds its adjacent faces in triangle order), so the same bits.
+    pub fn vertex_normals(&self) -> Vec<Vec3> {
+        use rayon::prelude::*;
+        let (w, h) = (self.heights.width, self.heights.height);
+        let p = |i: usize, j: usize| self.position(i, j);
+        // Unnormalised face normals of cell (ci, cj): first and second triangle.
+        let faces = |ci: usize, cj: usize| {
+            let (a, b, c, d) = (p(ci, cj), p(ci + 1, cj), p(ci, cj + 1), p(ci + 1, cj + 1));
+            ((b - a).cross(c - a), (b - c).cross(d - c))
+        };
+        (0..h * w)
+            .into_par_iter()
+            .map(|k| {
+                let (i, j) = (k / w, k % w);
+                let mut n = Vec3::ZERO;
+                // Adjacent triangles in increasing index order: the cells
+                // above (row i − 1) come first, then this row's.
+                if i > 0 && j > 0 {
+                    n += faces(i - 1, j - 1).1;
+                }
+                if i > 0 && j < w - 1 {
+                    let (f0, f1) = faces(i - 1, j);
+                    n += f0;
+                    n += f1;
+                }
+                if i < h - 1 && j > 0 {
+                    let (f0, f1) = faces(i, j - 1);
+                    n += f0;
+                    n += f1;
+                }
+                if i < h - 1 && j < w - 1 {
+                    n += faces(i, j).0;
+                }
+                n.try_normalize().unwrap_or(Vec3::Y)
+            })
+            .collect()
+    }
+
     /// The triangle mesh, with smooth vertex normals (area-weighted mean of
     /// the adjacent faces) or none when `smooth` is false (flat shading).
     pub fn to_mesh(&self, smooth: bool) -> TriangleMesh {
@@ -100,6 +140,31 @@ mod tests {
                 data: vec![0.0, 1.0, 2.0, 3.0, 5.0, 4.0, 1.0, 0.0, 8.0],
             },
             size: [2.0, 2.0],
+        }
+    }
+
+    #[test]
+    fn vertex_normals_are_the_meshs_bit_for_bit() {
+        let heights = crate::terrain::Heightmap {
+            width: 13,
+            height: 9,
+            data: (0..13 * 9)
+                .map(|k| crate::hash::unit_f32(5, k as u64, 0) * 4.0)
+                .collect(),
+        };
+        let g = TerrainGrid {
+            heights,
+            size: [6.0, 4.0],
+        };
+        let expect = g.to_mesh(true).normals;
+        let got = g.vertex_normals();
+        assert_eq!(got.len(), expect.len());
+        for (k, (a, b)) in got.iter().zip(&expect).enumerate() {
+            assert_eq!(
+                a.to_array().map(f32::to_bits),
+                b.to_array().map(f32::to_bits),
+                "vertex {k}"
+            );
         }
     }
 

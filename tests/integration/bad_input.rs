@@ -89,7 +89,10 @@ fn resolution_over_the_limit_is_refused() {
 
 #[test]
 fn memory_is_estimated_and_refused_before_allocating() {
-    let text = format!("{{ {CAMERA}, \"terrain\": {{ \"resolution\": [16385, 16385] }} }}");
+    // The largest terrain (10 GiB) with the largest image (6 GiB).
+    let text = format!(
+        "{{ {CAMERA}, \"image\": {{ \"width\": 16384, \"height\": 16384 }}, \"terrain\": {{ \"resolution\": [16385, 16385] }} }}"
+    );
     rejects(&text, &["GiB", "limit"]);
 }
 

@@ -18,7 +18,7 @@ fn default_scene_renders_to_png_with_overridden_size() {
     // --width alone keeps the scene's 16:9 aspect: 96 × 54.
     assert_eq!((img.width(), img.height()), (96, 54));
     let summary = String::from_utf8_lossy(&out.stdout);
-    for word in ["triangles", "BVH build", "rays", "Mrays/s"] {
+    for word in ["triangles", "acceleration build", "rays", "Mrays/s"] {
         assert!(summary.contains(word), "summary lacks {word}: {summary}");
     }
 }

@@ -180,6 +180,20 @@ impl HeightField {
         }
     }
 
+    /// Sample indices (row-major) of the vertices of triangle `id`, in the
+    /// order of [`HeightField::triangle`].
+    #[inline]
+    pub fn triangle_samples(&self, id: u32) -> [usize; 3] {
+        let cell = id as usize / 2;
+        let (i, j) = (cell / (self.cols - 1), cell % (self.cols - 1));
+        let k = i * self.cols + j;
+        if id.is_multiple_of(2) {
+            [k, k + self.cols, k + 1]
+        } else {
+            [k + 1, k + self.cols, k + self.cols + 1]
+        }
+    }
+
     /// The corners of cell (i, j): (i,j), (i+1,j), (i,j+1), (i+1,j+1).
     #[inline(always)]
     fn cell_vertices(&self, i: usize, j: usize) -> [Vec3; 4] {
