@@ -47,13 +47,24 @@ pub struct HeightField {
     xs: Vec<f32>,
     /// z of each row, as the mesh places it.
     zs: Vec<f32>,
-    /// `levels[k - 1]` holds the (min, max) height of each block of level k.
-    levels: Vec<Level>,
+    /// (min, max) height of each block of levels 1 and up, row-major, one
+    /// level after the other; level k starts at `level_base[k]`.
+    ranges: Vec<[f32; 2]>,
+    /// Where each level starts in `ranges`.
+    level_base: [usize; MAX_LEVELS],
+    /// Blocks per row of each level.
+    level_cols: [usize; MAX_LEVELS],
+    /// Block rows of each level.
+    level_rows: [usize; MAX_LEVELS],
     /// The root's level: the smallest k with 2ᵏ cells covering both sides.
     top: u32,
     /// Bounds of the whole field.
     bounds: Aabb,
 }
+
+/// Levels a grid can have: 2³¹ cells a side, far beyond the resolution
+/// limit.
+const MAX_LEVELS: usize = 32;
 
 #[derive(Debug, Clone)]
 struct Level {
@@ -127,13 +138,27 @@ impl HeightField {
             min: Vec3::new(xs[0], lo, zs[0]),
             max: Vec3::new(xs[cw], hi, zs[ch]),
         };
+        let mut level_base = [0; MAX_LEVELS];
+        let mut level_cols = [0; MAX_LEVELS];
+        let mut level_rows = [0; MAX_LEVELS];
+        let mut ranges = Vec::with_capacity(levels.iter().map(|l| l.range.len()).sum());
+        for k in 0..=top as usize {
+            (level_rows[k], level_cols[k]) = level_dims(ch, cw, k as u32);
+            if k > 0 {
+                level_base[k] = ranges.len();
+                ranges.extend_from_slice(&levels[k - 1].range);
+            }
+        }
         HeightField {
             cols,
             rows,
             heights,
             xs,
             zs,
-            levels,
+            ranges,
+            level_base,
+            level_cols,
+            level_rows,
             top,
             bounds,
         }
@@ -152,11 +177,7 @@ impl HeightField {
     /// Bytes held: heights, column and row positions, and the hierarchy.
     pub fn memory_bytes(&self) -> usize {
         4 * (self.heights.len() + self.xs.len() + self.zs.len())
-            + self
-                .levels
-                .iter()
-                .map(|l| std::mem::size_of_val(l.range.as_slice()))
-                .sum::<usize>()
+            + std::mem::size_of_val(self.ranges.as_slice())
     }
 
     /// Vertex of sample (row `i`, column `j`), bit for bit the mesh's.
@@ -215,8 +236,8 @@ impl HeightField {
             let (a, b, c, d) = (top[0], top[1], bottom[0], bottom[1]);
             [a.min(b).min(c.min(d)), a.max(b).max(c.max(d))]
         } else {
-            let l = &self.levels[level as usize - 1];
-            l.range[i * l.cols + j]
+            let k = level as usize;
+            self.ranges[self.level_base[k] + i * self.level_cols[k] + j]
         }
     }
 
@@ -353,8 +374,8 @@ impl HeightField {
                     bi = 2 * bi + (fwd_z == past_z) as usize;
                     // A child beyond the grid's edge (odd sizes): the ray is
                     // in its sibling; the walk moves on from there.
-                    bj = bj.min(level_dims(ch, cw, level).1 - 1);
-                    bi = bi.min(level_dims(ch, cw, level).0 - 1);
+                    bj = bj.min(self.level_cols[level as usize] - 1);
+                    bi = bi.min(self.level_rows[level as usize] - 1);
                     continue;
                 }
             }
@@ -363,7 +384,10 @@ impl HeightField {
                 return false;
             }
             t = t_exit;
-            let (rows_l, cols_l) = level_dims(ch, cw, level);
+            let (rows_l, cols_l) = (
+                self.level_rows[level as usize],
+                self.level_cols[level as usize],
+            );
             // Across x when x's face comes first; never across a face the
             // ray runs along (NaN).
             let crossed_parent = if tx <= tz || tz.is_nan() {
