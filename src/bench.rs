@@ -46,14 +46,14 @@ impl Geometry {
 
 /// The acceleration structure built over a [`Geometry`].
 enum Accel<'a> {
-    Field(HeightField),
+    Field(Box<HeightField>),
     Mesh(Bvh, &'a TriangleMesh),
 }
 
 impl Accel<'_> {
     fn build(geometry: &Geometry) -> Accel<'_> {
         match geometry {
-            Geometry::Grid(g) => Accel::Field(HeightField::build(g)),
+            Geometry::Grid(g) => Accel::Field(Box::new(HeightField::build(g))),
             Geometry::Mesh(m) => Accel::Mesh(Bvh::build(m), m),
         }
     }

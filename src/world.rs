@@ -138,7 +138,8 @@ impl Builder {
     fn terrain(&mut self, grid: &TerrainGrid, material: u16) {
         self.triangles += grid.triangle_count();
         let t0 = Instant::now();
-        self.objects.push(Object::Terrain(HeightField::build(grid)));
+        self.objects
+            .push(Object::Terrain(Box::new(HeightField::build(grid))));
         self.accel_time += t0.elapsed();
         self.normal_matrix.push(None);
         self.object_material.push(material);

@@ -38,7 +38,7 @@ impl Transform {
 #[derive(Debug, Clone)]
 pub enum Object {
     /// A terrain grid traced through its min/max hierarchy.
-    Terrain(HeightField),
+    Terrain(Box<HeightField>),
     /// Mesh number `mesh`, in world space (`None`) or placed by a transform.
     Mesh {
         /// Index into the top level's meshes.
@@ -248,7 +248,7 @@ mod tests {
             heights,
             size: [30.0, 30.0],
         };
-        let terrain = || Object::Terrain(HeightField::build(&grid));
+        let terrain = || Object::Terrain(Box::new(HeightField::build(&grid)));
         let mut inst = vec![terrain()];
         let mut copy = vec![terrain()];
         let mut copies = Vec::new();
