@@ -1,0 +1,212 @@
+//! Regression benchmarks for the tracing kernels (`cargo bench`).
+//!
+//! The same shape of work as `scree bench` (the peer workload: a camera at
+//! (0, 30, −50) looking at (0, 2, 0) over a 100 × 100 terrain 15 high, one
+//! shadow ray per hit toward the sun), at a size that runs in seconds and
+//! without the workload's files: a 513² diamond-square terrain generated
+//! here. Each iteration traces one row band of 64 × 36 rays, so throughput
+//! reads directly as rays per second.
+//!
+//! - `terrain/*`: the grid hierarchy against the BVH over the same mesh.
+//! - `rocks/*`: a boulder field as instances of one mesh and as copies.
+//! - `build/*`: building the grid hierarchy and the BVH.
+//! - `triangle`: the watertight ray–triangle test alone.
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use glam::{Affine3A, Quat, Vec3};
+use scree::accel::{Bvh, HeightField, Object, Ray, TopLevel, Transform};
+use scree::terrain::{generate, DiamondSquare, Generator, Recipe, TerrainGrid};
+use std::hint::black_box;
+
+const W: u32 = 64;
+const H: u32 = 36;
+
+fn terrain() -> TerrainGrid {
+    let heights = generate(
+        &Recipe::new(
+            Generator::DiamondSquare(DiamondSquare::default()),
+            513,
+            513,
+            15.0,
+        ),
+        1,
+    );
+    TerrainGrid {
+        heights,
+        size: [100.0, 100.0],
+    }
+}
+
+/// The workload camera's rays, W × H of them over the whole image.
+fn camera_rays() -> Vec<Ray> {
+    let pos = Vec3::new(0.0, 30.0, -50.0);
+    let fwd = (Vec3::new(0.0, 2.0, 0.0) - pos).normalize();
+    let r = Vec3::Y.cross(fwd).normalize();
+    let u = fwd.cross(r);
+    let th = (60f32.to_radians() / 2.0).tan();
+    let (right, up) = (r * th, u * (th * H as f32 / W as f32));
+    (0..H)
+        .flat_map(|py| {
+            (0..W).map(move |px| {
+                let sx = ((px as f32 + 0.5) / W as f32) * 2.0 - 1.0;
+                let sy = 1.0 - ((py as f32 + 0.5) / H as f32) * 2.0;
+                Ray::new(pos, (fwd + (right * sx + up * sy)).normalize())
+            })
+        })
+        .collect()
+}
+
+/// Shadow rays from the primary hits (the hits found through `trace`).
+fn shadow_rays(rays: &[Ray], trace: impl Fn(&Ray) -> Option<f32>) -> Vec<Ray> {
+    let sun = Vec3::new(-1.0, 0.45, 0.6).normalize();
+    rays.iter()
+        .filter_map(|r| trace(r).map(|t| Ray::new(r.at(t) + Vec3::Y * 1e-3, sun)))
+        .collect()
+}
+
+fn terrain_kernels(c: &mut Criterion) {
+    let grid = terrain();
+    let field = HeightField::build(&grid);
+    let bvh = Bvh::build(&grid.to_mesh(false));
+    let rays = camera_rays();
+    let shadows = shadow_rays(&rays, |r| field.intersect(r, f32::INFINITY).map(|h| h.t));
+    let mut g = c.benchmark_group("terrain");
+    g.throughput(Throughput::Elements(rays.len() as u64));
+    g.bench_function("primary/grid", |b| {
+        b.iter(|| {
+            rays.iter()
+                .filter(|r| field.intersect(black_box(r), f32::INFINITY).is_some())
+                .count()
+        })
+    });
+    g.bench_function("primary/bvh", |b| {
+        b.iter(|| {
+            rays.iter()
+                .filter(|r| bvh.intersect(black_box(r), f32::INFINITY).is_some())
+                .count()
+        })
+    });
+    g.throughput(Throughput::Elements(shadows.len() as u64));
+    g.bench_function("shadow/grid", |b| {
+        b.iter(|| {
+            shadows
+                .iter()
+                .filter(|r| field.occluded(black_box(r), f32::INFINITY))
+                .count()
+        })
+    });
+    g.bench_function("shadow/bvh", |b| {
+        b.iter(|| {
+            shadows
+                .iter()
+                .filter(|r| bvh.occluded(black_box(r), f32::INFINITY))
+                .count()
+        })
+    });
+    g.finish();
+}
+
+fn rock_kernels(c: &mut Criterion) {
+    // An icosphere-like rock: a 24 × 48 UV sphere, 400 placements.
+    let sphere = scree::rock::UvSphere::new(24, 48);
+    let rock = scree::rock::object_mesh(&sphere, None);
+    let placements: Vec<Affine3A> = (0..400u64)
+        .map(|k| {
+            let r = |s| scree::hash::unit_f32(3, k, s);
+            Affine3A::from_scale_rotation_translation(
+                Vec3::new(0.6 + r(1), 0.4 + r(2) * 0.5, 0.6 + r(3)),
+                Quat::from_rotation_y(r(4) * 6.0),
+                Vec3::new(r(5) * 60.0 - 30.0, 1.0, r(6) * 40.0 - 10.0),
+            )
+        })
+        .collect();
+    let instanced = TopLevel::build(
+        placements
+            .iter()
+            .map(|&m| Object::Mesh {
+                mesh: 0,
+                transform: Some(Transform::new(m)),
+            })
+            .collect(),
+        vec![Bvh::build(&rock)],
+    );
+    let copies: Vec<Bvh> = placements
+        .iter()
+        .map(|m| {
+            let mut placed = rock.clone();
+            placed
+                .positions
+                .iter_mut()
+                .for_each(|p| *p = m.transform_point3(*p));
+            Bvh::build(&placed)
+        })
+        .collect();
+    let copied = TopLevel::build(
+        (0..copies.len() as u32)
+            .map(|mesh| Object::Mesh {
+                mesh,
+                transform: None,
+            })
+            .collect(),
+        copies,
+    );
+    let rays = camera_rays();
+    let mut g = c.benchmark_group("rocks");
+    g.throughput(Throughput::Elements(rays.len() as u64));
+    for (name, top) in [("instanced", &instanced), ("copied", &copied)] {
+        g.bench_with_input(BenchmarkId::new("primary", name), top, |b, top| {
+            b.iter(|| {
+                rays.iter()
+                    .filter(|r| top.intersect(black_box(r), f32::INFINITY).is_some())
+                    .count()
+            })
+        });
+    }
+    g.finish();
+}
+
+fn build_kernels(c: &mut Criterion) {
+    let grid = terrain();
+    let mesh = grid.to_mesh(false);
+    let mut g = c.benchmark_group("build");
+    g.sample_size(10);
+    g.throughput(Throughput::Elements(mesh.indices.len() as u64));
+    g.bench_function("grid", |b| b.iter(|| HeightField::build(black_box(&grid))));
+    g.bench_function("bvh", |b| b.iter(|| Bvh::build(black_box(&mesh))));
+    g.finish();
+}
+
+fn triangle_kernel(c: &mut Criterion) {
+    let (a, b, t) = (Vec3::ZERO, Vec3::X, Vec3::Z);
+    let rays: Vec<Ray> = (0..1024u64)
+        .map(|k| {
+            let r = |s| scree::hash::unit_f32(4, k, s);
+            Ray::new(
+                Vec3::new(r(1), 2.0, r(2)),
+                Vec3::new(r(3) - 0.5, -1.0, r(4) - 0.5).normalize(),
+            )
+        })
+        .collect();
+    let mut g = c.benchmark_group("triangle");
+    g.throughput(Throughput::Elements(rays.len() as u64));
+    g.bench_function("watertight", |bench| {
+        bench.iter(|| {
+            rays.iter()
+                .filter(|r| {
+                    scree::accel::ray::intersect_triangle(black_box(r), a, b, t, f32::INFINITY)
+                        .is_some()
+                })
+                .count()
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(
+    kernels,
+    terrain_kernels,
+    rock_kernels,
+    build_kernels,
+    triangle_kernel
+);
+criterion_main!(kernels);
