@@ -45,16 +45,18 @@ impl Geometry {
 }
 
 /// The acceleration structure built over a [`Geometry`].
-enum Accel<'a> {
+enum Accel {
     Field(Box<HeightField>),
-    Mesh(Bvh, &'a TriangleMesh),
+    Mesh(Bvh, TriangleMesh),
 }
 
-impl Accel<'_> {
-    fn build(geometry: &Geometry) -> Accel<'_> {
+impl Accel {
+    /// Builds over `geometry`, which it keeps (a grid's heights are not
+    /// copied).
+    fn build(geometry: Geometry) -> Accel {
         match geometry {
-            Geometry::Grid(g) => Accel::Field(Box::new(HeightField::build(g))),
-            Geometry::Mesh(m) => Accel::Mesh(Bvh::build(m), m),
+            Geometry::Grid(g) => Accel::Field(Box::new(HeightField::new(g))),
+            Geometry::Mesh(m) => Accel::Mesh(Bvh::build(&m), m),
         }
     }
 
@@ -240,7 +242,7 @@ pub struct Report {
 /// Builds the acceleration structure over `geometry` and traces the
 /// workload `reps` times on one thread and on `threads` threads; rates are
 /// medians.
-pub fn run(geometry: &Geometry, threads: usize, reps: usize) -> Result<Report> {
+pub fn run(geometry: Geometry, threads: usize, reps: usize) -> Result<Report> {
     let all = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
@@ -250,6 +252,7 @@ pub fn run(geometry: &Geometry, threads: usize, reps: usize) -> Result<Report> {
         .build()
         .map_err(|e| Error::Usage(format!("cannot start threads: {e}")))?;
     let t0 = Instant::now();
+    let triangles = geometry.triangle_count();
     let accel = all.install(|| Accel::build(geometry));
     let build = t0.elapsed();
     let rate = |rays: u64, d: Duration| rays as f64 / d.as_secs_f64() / 1e6;
@@ -272,7 +275,6 @@ pub fn run(geometry: &Geometry, threads: usize, reps: usize) -> Result<Report> {
     let (p1, s1, c1) = measure(&one);
     let (pn, sn, cn) = measure(&all);
     debug_assert_eq!(c1, cn, "counts do not depend on threads");
-    let triangles = geometry.triangle_count();
     Ok(Report {
         accel: match accel {
             Accel::Field(_) => "heightfield",

@@ -744,7 +744,7 @@ fn bench_command(args: BenchArgs) -> Result<ExitCode> {
     let threads = args
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let r = scree::bench::run(&geometry, threads, args.reps)?;
+    let r = scree::bench::run(geometry, threads, args.reps)?;
     if args.json {
         println!(
             "{}",

@@ -236,7 +236,9 @@ pub fn encode_png(img: &DynamicImage, meta: &Metadata) -> std::result::Result<Ve
         let mut enc = png::Encoder::new(&mut out, img.width(), img.height());
         enc.set_color(color);
         enc.set_depth(depth);
-        enc.set_compression(png::Compression::Balanced);
+        // fdeflate: several times faster than Balanced for rendered images,
+        // for files about a tenth larger; the write is single-threaded.
+        enc.set_compression(png::Compression::Fast);
         for (k, v) in meta.pairs() {
             enc.add_text_chunk(k.to_string(), v)
                 .map_err(|e| e.to_string())?;

@@ -45,11 +45,29 @@ pub fn decode(bytes: &[u8], path: &Path) -> Result<Imported, String> {
     let img = image::load_from_memory(bytes)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let (w, h) = (img.width() as usize, img.height() as usize);
-    let values: Vec<f64> = match &img {
-        image::DynamicImage::ImageLuma8(b) => b.pixels().map(|p| p[0] as f64 / 255.0).collect(),
-        image::DynamicImage::ImageLuma16(b) => b.pixels().map(|p| p[0] as f64 / 65535.0).collect(),
-        image::DynamicImage::ImageLumaA8(b) => b.pixels().map(|p| p[0] as f64 / 255.0).collect(),
-        image::DynamicImage::ImageLumaA16(b) => b.pixels().map(|p| p[0] as f64 / 65535.0).collect(),
+    if w < 2 || h < 2 {
+        return Err(format!(
+            "{} is {w}×{h}; a heightmap needs at least 2×2 samples",
+            path.display()
+        ));
+    }
+    // Rows are flipped on the way: the image's top row is the north edge,
+    // our row 0 the south.
+    fn flipped<P: image::Pixel>(b: &image::ImageBuffer<P, Vec<P::Subpixel>>, scale: f64) -> Vec<f64>
+    where
+        P::Subpixel: Into<f64>,
+    {
+        let (w, h) = b.dimensions();
+        (0..h)
+            .rev()
+            .flat_map(|r| (0..w).map(move |c| b.get_pixel(c, r).channels()[0].into() / scale))
+            .collect()
+    }
+    let data = match &img {
+        image::DynamicImage::ImageLuma8(b) => flipped(b, 255.0),
+        image::DynamicImage::ImageLuma16(b) => flipped(b, 65535.0),
+        image::DynamicImage::ImageLumaA8(b) => flipped(b, 255.0),
+        image::DynamicImage::ImageLumaA16(b) => flipped(b, 65535.0),
         other => {
             return Err(format!(
             "{} is not a grayscale image ({:?}); export the heightmap as 8- or 16-bit grayscale",
@@ -58,17 +76,6 @@ pub fn decode(bytes: &[u8], path: &Path) -> Result<Imported, String> {
         ))
         }
     };
-    if w < 2 || h < 2 {
-        return Err(format!(
-            "{} is {w}×{h}; a heightmap needs at least 2×2 samples",
-            path.display()
-        ));
-    }
-    // Flip rows: the image's top row is the north edge, our row 0 the south.
-    let mut data = Vec::with_capacity(w * h);
-    for r in (0..h).rev() {
-        data.extend_from_slice(&values[r * w..(r + 1) * w]);
-    }
     Ok(Imported {
         width: w,
         height: h,

@@ -75,13 +75,19 @@ struct Level {
 }
 
 impl HeightField {
-    /// Builds the hierarchy over `grid` in one pass per level.
+    /// Builds the hierarchy over a copy of `grid`'s heights.
     pub fn build(grid: &TerrainGrid) -> HeightField {
+        HeightField::new(grid.clone())
+    }
+
+    /// Builds the hierarchy over `grid`, keeping its heights (no copy), in
+    /// one pass per level.
+    pub fn new(grid: TerrainGrid) -> HeightField {
         let (cols, rows) = (grid.heights.width, grid.heights.height);
         assert!(cols >= 2 && rows >= 2, "a terrain has at least 2×2 samples");
         let xs: Vec<f32> = (0..cols).map(|j| grid.position(0, j).x).collect();
         let zs: Vec<f32> = (0..rows).map(|i| grid.position(i, 0).z).collect();
-        let heights = grid.heights.data.clone();
+        let heights = grid.heights.data;
         let (cw, ch) = (cols - 1, rows - 1);
         let mut top = 0;
         while (1usize << top) < cw.max(ch) {
