@@ -543,21 +543,8 @@ mod tests {
 
     #[test]
     fn terrain_grid_matches_brute_force() {
-        use crate::terrain::{generate, DiamondSquare, Generator, Recipe, TerrainGrid};
-        let heights = generate(
-            &Recipe::new(
-                Generator::DiamondSquare(DiamondSquare::default()),
-                40,
-                30,
-                8.0,
-            ),
-            3,
-        );
-        let mesh = TerrainGrid {
-            heights,
-            size: [20.0, 15.0],
-        }
-        .to_mesh(false);
+        let mesh = crate::terrain::TerrainGrid::diamond_square(40, 30, 8.0, 3, [20.0, 15.0])
+            .to_mesh(false);
         let bvh = Bvh::build(&mesh);
         let mut hits = 0;
         for k in 0..2000u64 {
@@ -580,21 +567,8 @@ mod tests {
     /// everything on one thread.
     #[test]
     fn parallel_build_equals_single_threaded() {
-        use crate::terrain::{generate, DiamondSquare, Generator, Recipe, TerrainGrid};
-        let heights = generate(
-            &Recipe::new(
-                Generator::DiamondSquare(DiamondSquare::default()),
-                200,
-                200,
-                8.0,
-            ),
-            5,
-        );
-        let mesh = TerrainGrid {
-            heights,
-            size: [20.0, 20.0],
-        }
-        .to_mesh(false);
+        let mesh = crate::terrain::TerrainGrid::diamond_square(200, 200, 8.0, 5, [20.0, 20.0])
+            .to_mesh(false);
         assert!(mesh.indices.len() > 4 * PARALLEL_MIN);
         let parallel = Bvh::build(&mesh);
         let single = rayon::ThreadPoolBuilder::new()

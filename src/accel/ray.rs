@@ -105,8 +105,14 @@ impl Aabb {
         }
     }
 
-    /// The interval of `ray` inside the box, clipped to [0, t_max], or
-    /// None (see [`Aabb::hit`] for the NaN-safe comparisons).
+    /// The interval of `ray` inside the box, clipped to [0, t_max] (widened
+    /// by the cull slack), or None.
+    ///
+    /// A ray parallel to a slab whose origin lies in the slab's face plane
+    /// computes 0 · ∞ = NaN there; the comparisons are written so that a NaN
+    /// never narrows the interval (as in pbrt's `Bounds3::IntersectP`). The
+    /// far distance is widened by 2γ₃ (Ize 2013, as pbrt does) so that
+    /// rounding never culls a box a triangle inside it is hit in.
     #[inline]
     pub fn interval(&self, ray: &Ray, t_max: f32) -> Option<(f32, f32)> {
         let t1 = (self.min - ray.origin) * ray.inv_dir;
@@ -127,28 +133,9 @@ impl Aabb {
 
     /// Entry distance of `ray` into the box within [0, t_max] (widened by
     /// the cull slack), or None.
-    ///
-    /// A ray parallel to a slab whose origin lies in the slab's face plane
-    /// computes 0 · ∞ = NaN there; the comparisons are written so that a NaN
-    /// never narrows the interval (as in pbrt's `Bounds3::IntersectP`).
     #[inline]
     pub fn hit(&self, ray: &Ray, t_max: f32) -> Option<f32> {
-        let t1 = (self.min - ray.origin) * ray.inv_dir;
-        let t2 = (self.max - ray.origin) * ray.inv_dir;
-        let mut t_near = 0.0f32;
-        let mut t_far = t_max * CULL_SLACK;
-        for axis in 0..3 {
-            let (mut a, mut b) = (t1[axis], t2[axis]);
-            if a > b {
-                std::mem::swap(&mut a, &mut b);
-            }
-            // Widen the far distance by 2γ₃ (Ize 2013, as pbrt does) so
-            // that rounding never culls a box a triangle inside it is hit in.
-            let b = b * ROBUST_FAR;
-            t_near = if a > t_near { a } else { t_near };
-            t_far = if b < t_far { b } else { t_far };
-        }
-        (t_near <= t_far).then_some(t_near)
+        self.interval(ray, t_max).map(|(t_near, _)| t_near)
     }
 }
 

@@ -52,6 +52,29 @@ impl TerrainGrid {
         }
     }
 
+    /// A diamond-square terrain of `width` × `height` samples, `top` high,
+    /// over `size`: the fixture of the acceleration tests.
+    #[cfg(test)]
+    pub(crate) fn diamond_square(
+        width: usize,
+        height: usize,
+        top: f64,
+        seed: u64,
+        size: [f32; 2],
+    ) -> TerrainGrid {
+        use crate::terrain::{generate, DiamondSquare, Generator, Recipe};
+        let recipe = Recipe::new(
+            Generator::DiamondSquare(DiamondSquare::default()),
+            width,
+            height,
+            top,
+        );
+        TerrainGrid {
+            heights: generate(&recipe, seed),
+            size,
+        }
+    }
+
     /// Number of triangles in the mesh: two per cell.
     pub fn triangle_count(&self) -> usize {
         2 * (self.heights.width - 1) * (self.heights.height - 1)

@@ -129,20 +129,7 @@ proptest! {
 /// one agrees with the mesh.
 #[test]
 fn terrain_rays_match_the_mesh() {
-    use crate::terrain::{generate, DiamondSquare, Generator, Recipe};
-    let heights = generate(
-        &Recipe::new(
-            Generator::DiamondSquare(DiamondSquare::default()),
-            129,
-            97,
-            8.0,
-        ),
-        3,
-    );
-    let g = TerrainGrid {
-        heights,
-        size: [20.0, 15.0],
-    };
+    let g = TerrainGrid::diamond_square(129, 97, 8.0, 3, [20.0, 15.0]);
     let rays: Vec<(Ray, f32)> = (0..3000u64)
         .map(|k| {
             let r = |s| crate::hash::unit_f32(k, s, 0);
