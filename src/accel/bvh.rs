@@ -466,6 +466,22 @@ fn partition_in_place<T>(v: &mut [T], pred: impl Fn(&T) -> bool) -> usize {
     i
 }
 
+/// The closest hit by testing every triangle: (t, triangle), the lowest
+/// index on ties.
+#[cfg(test)]
+pub(crate) fn brute_closest(mesh: &TriangleMesh, ray: &Ray, t_max: f32) -> Option<(f32, u32)> {
+    let mut best: Option<(f32, u32)> = None;
+    for (id, t) in mesh.indices.iter().enumerate() {
+        let [a, b, c] = t.map(|v| mesh.positions[v as usize]);
+        if let Some((t, _, _)) = intersect_triangle(ray, a, b, c, t_max) {
+            if t <= t_max && best.is_none_or(|b| t < b.0) {
+                best = Some((t, id as u32));
+            }
+        }
+    }
+    best
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -474,21 +490,6 @@ mod tests {
     #[test]
     fn node_is_32_bytes() {
         assert_eq!(std::mem::size_of::<Node>(), 32);
-    }
-
-    /// The closest hit by testing every triangle: (t, triangle), the lowest
-    /// index on ties.
-    pub(crate) fn brute_closest(mesh: &TriangleMesh, ray: &Ray, t_max: f32) -> Option<(f32, u32)> {
-        let mut best: Option<(f32, u32)> = None;
-        for (id, t) in mesh.indices.iter().enumerate() {
-            let [a, b, c] = t.map(|v| mesh.positions[v as usize]);
-            if let Some((t, _, _)) = intersect_triangle(ray, a, b, c, t_max) {
-                if t <= t_max && best.is_none_or(|b| t < b.0) {
-                    best = Some((t, id as u32));
-                }
-            }
-        }
-        best
     }
 
     fn soup(coords: &[f32]) -> TriangleMesh {

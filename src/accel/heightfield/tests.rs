@@ -2,8 +2,8 @@ use glam::Vec3;
 use proptest::prelude::*;
 
 use super::*;
+use crate::accel::bvh::brute_closest;
 use crate::accel::Bvh;
-use crate::mesh::TriangleMesh;
 use crate::terrain::Heightmap;
 
 fn grid(width: usize, height: usize, data: Vec<f32>, size: [f32; 2]) -> TerrainGrid {
@@ -15,21 +15,6 @@ fn grid(width: usize, height: usize, data: Vec<f32>, size: [f32; 2]) -> TerrainG
         },
         size,
     }
-}
-
-/// Closest hit over every triangle of the mesh: (t, triangle), the lowest
-/// index on ties.
-fn brute_closest(mesh: &TriangleMesh, ray: &Ray, t_max: f32) -> Option<(f32, u32)> {
-    let mut best: Option<(f32, u32)> = None;
-    for (id, t) in mesh.indices.iter().enumerate() {
-        let [a, b, c] = t.map(|v| mesh.positions[v as usize]);
-        if let Some((t, _, _)) = intersect_triangle(ray, a, b, c, t_max) {
-            if t <= t_max && best.is_none_or(|b| t < b.0) {
-                best = Some((t, id as u32));
-            }
-        }
-    }
-    best
 }
 
 /// Checks the field against brute force over the grid's mesh and against
