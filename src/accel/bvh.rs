@@ -14,6 +14,7 @@ use std::ops::Range;
 use glam::Vec3;
 
 use super::ray::{intersect_triangle, Aabb, Ray};
+use super::wide::WideTree;
 use crate::mesh::TriangleMesh;
 
 /// A BVH node: 32 bytes. Interior nodes have `count == 0` and children at
@@ -29,12 +30,33 @@ pub struct Node {
 }
 
 impl Node {
+    /// The node's box.
     #[inline]
-    fn bounds(&self) -> Aabb {
+    pub(crate) fn bounds(&self) -> Aabb {
         Aabb {
             min: Vec3::from_array(self.min),
             max: Vec3::from_array(self.max),
         }
+    }
+
+    /// Whether this is the root of a tree over nothing.
+    pub(crate) fn is_empty_root(&self) -> bool {
+        self.count == 0 && self.first == 0
+    }
+
+    /// Whether the node has children (rather than primitives).
+    pub(crate) fn is_interior(&self) -> bool {
+        self.count == 0
+    }
+
+    /// Indices of an interior node's two children.
+    pub(crate) fn children(&self) -> (usize, usize) {
+        (self.first as usize, self.first as usize + 1)
+    }
+
+    /// A leaf's first primitive (in leaf order) and count.
+    pub(crate) fn leaf(&self) -> (u32, u32) {
+        (self.first, self.count)
     }
 }
 
@@ -65,10 +87,13 @@ impl Hit {
     }
 }
 
-/// A hierarchy of boxes over primitives in leaf order.
+/// A hierarchy of boxes over primitives in leaf order: built as a binary
+/// SAH tree of 32-byte nodes, traced in its 4-wide form.
 #[derive(Debug, Clone)]
 pub struct Tree {
-    nodes: Vec<Node>,
+    wide: WideTree,
+    /// Bounds of everything.
+    bounds: Aabb,
 }
 
 /// A BVH over the triangles of one mesh.
@@ -83,7 +108,6 @@ pub struct Bvh {
 
 const BINS: usize = 12;
 const MAX_LEAF: usize = 4;
-const STACK: usize = 64;
 /// SAH cost of one node traversal relative to one primitive test.
 const TRAVERSAL_COST: f32 = 1.0;
 
@@ -97,32 +121,32 @@ impl Tree {
     /// Builds the hierarchy over primitives with the given boxes; returns
     /// it with the primitive index of each leaf-order slot.
     pub fn build(bounds: &[Aabb]) -> (Tree, Vec<u32>) {
-        let mut prims: Vec<BuildPrim> = bounds
-            .iter()
-            .enumerate()
-            .map(|(id, &bounds)| BuildPrim {
-                bounds,
-                centroid: (bounds.min + bounds.max) * 0.5,
-                id: id as u32,
-            })
-            .collect();
-        // With no primitives the root stays an empty leaf that is never visited.
-        let nodes = if prims.is_empty() {
-            vec![EMPTY_NODE]
-        } else {
-            build_subtree(&mut prims, 0)
+        let mut prims = build_prims(bounds);
+        let nodes = binary(&mut prims);
+        let tree = Tree {
+            wide: WideTree::collapse(&nodes),
+            bounds: if prims.is_empty() {
+                Aabb::EMPTY
+            } else {
+                nodes[0].bounds()
+            },
         };
-        (Tree { nodes }, prims.iter().map(|p| p.id).collect())
+        (tree, prims.iter().map(|p| p.id).collect())
     }
 
-    /// Number of nodes.
+    /// Number of (4-wide) nodes.
     pub fn node_count(&self) -> usize {
-        self.nodes.len()
+        self.wide.node_count()
     }
 
     /// Bytes held by the nodes.
     pub fn memory_bytes(&self) -> usize {
-        self.nodes.len() * std::mem::size_of::<Node>()
+        self.wide.memory_bytes()
+    }
+
+    /// Bounds of all primitives (empty for none).
+    pub fn bounds(&self) -> Aabb {
+        self.bounds
     }
 
     /// Visits the leaves that `ray` reaches before the closest hit, near
@@ -131,84 +155,38 @@ impl Tree {
     /// `t_best` are skipped. Ties (a node starting exactly at `t_best`) are
     /// still visited, so that the tie rule of [`Hit::beats`] sees them.
     #[inline(always)]
-    pub fn closest(&self, ray: &Ray, t_max: f32, mut leaf: impl FnMut(Range<usize>, &mut f32)) {
-        let mut t_best = t_max;
-        let mut stack = [0u32; STACK];
-        let mut sp = 0;
-        let mut node = &self.nodes[0];
-        if node.count == 0 && node.first == 0 || node.bounds().hit(ray, t_best).is_none() {
-            return;
-        }
-        loop {
-            if node.count > 0 {
-                let first = node.first as usize;
-                leaf(first..first + node.count as usize, &mut t_best);
-            } else {
-                let l = node.first as usize;
-                let hl = self.nodes[l].bounds().hit(ray, t_best);
-                let hr = self.nodes[l + 1].bounds().hit(ray, t_best);
-                match (hl, hr) {
-                    (Some(tl), Some(tr)) => {
-                        let (near, far) = if tl <= tr { (l, l + 1) } else { (l + 1, l) };
-                        stack[sp] = far as u32;
-                        sp += 1;
-                        node = &self.nodes[near];
-                        continue;
-                    }
-                    (Some(_), None) => {
-                        node = &self.nodes[l];
-                        continue;
-                    }
-                    (None, Some(_)) => {
-                        node = &self.nodes[l + 1];
-                        continue;
-                    }
-                    (None, None) => {}
-                }
-            }
-            // Pop the next node that the ray can still reach by t_best.
-            loop {
-                if sp == 0 {
-                    return;
-                }
-                sp -= 1;
-                let n = &self.nodes[stack[sp] as usize];
-                if n.bounds().hit(ray, t_best).is_some() {
-                    node = n;
-                    break;
-                }
-            }
-        }
+    pub fn closest(&self, ray: &Ray, t_max: f32, leaf: impl FnMut(Range<usize>, &mut f32)) {
+        self.wide.closest(ray, t_max, leaf)
     }
 
     /// Whether `leaf` reports a hit in any leaf that `ray` reaches within
     /// `t_max`; stops at the first.
     #[inline(always)]
-    pub fn any(&self, ray: &Ray, t_max: f32, mut leaf: impl FnMut(Range<usize>) -> bool) -> bool {
-        let root = &self.nodes[0];
-        if root.count == 0 && root.first == 0 {
-            return false;
-        }
-        let mut stack = [0u32; STACK];
-        let mut sp = 1;
-        while sp > 0 {
-            sp -= 1;
-            let node = &self.nodes[stack[sp] as usize];
-            if node.bounds().hit(ray, t_max).is_none() {
-                continue;
-            }
-            if node.count > 0 {
-                let first = node.first as usize;
-                if leaf(first..first + node.count as usize) {
-                    return true;
-                }
-            } else {
-                stack[sp] = node.first;
-                stack[sp + 1] = node.first + 1;
-                sp += 2;
-            }
-        }
-        false
+    pub fn any(&self, ray: &Ray, t_max: f32, leaf: impl FnMut(Range<usize>) -> bool) -> bool {
+        self.wide.any(ray, t_max, leaf)
+    }
+}
+
+/// Build records of primitives with the given boxes.
+fn build_prims(bounds: &[Aabb]) -> Vec<BuildPrim> {
+    bounds
+        .iter()
+        .enumerate()
+        .map(|(id, &bounds)| BuildPrim {
+            bounds,
+            centroid: (bounds.min + bounds.max) * 0.5,
+            id: id as u32,
+        })
+        .collect()
+}
+
+/// The binary SAH tree over `prims` (reordered into leaf order), root
+/// first; with no primitives, an empty leaf.
+fn binary(prims: &mut [BuildPrim]) -> Vec<Node> {
+    if prims.is_empty() {
+        vec![EMPTY_NODE]
+    } else {
+        build_subtree(prims, 0)
     }
 }
 
@@ -245,11 +223,7 @@ impl Bvh {
 
     /// The bounds of all triangles.
     pub fn bounds(&self) -> Aabb {
-        if self.tris.is_empty() {
-            Aabb::EMPTY
-        } else {
-            self.tree.nodes[0].bounds()
-        }
+        self.tree.bounds()
     }
 
     /// The closest hit along `ray` with t in (0, t_max]; of hits at the
@@ -571,14 +545,26 @@ mod tests {
         let mesh = crate::terrain::TerrainGrid::diamond_square(200, 200, 8.0, 5, [20.0, 20.0])
             .to_mesh(false);
         assert!(mesh.indices.len() > 4 * PARALLEL_MIN);
-        let parallel = Bvh::build(&mesh);
-        let single = rayon::ThreadPoolBuilder::new()
+        let bounds: Vec<Aabb> = mesh
+            .indices
+            .iter()
+            .map(|t| {
+                let [a, b, c] = t.map(|v| mesh.positions[v as usize]);
+                Aabb::EMPTY.grow(a).grow(b).grow(c)
+            })
+            .collect();
+        let build = || {
+            let mut prims = build_prims(&bounds);
+            let nodes = binary(&mut prims);
+            (nodes, prims.iter().map(|p| p.id).collect::<Vec<u32>>())
+        };
+        let (parallel, parallel_ids) = build();
+        let (single, single_ids) = rayon::ThreadPoolBuilder::new()
             .num_threads(1)
             .build()
             .unwrap()
-            .install(|| Bvh::build(&mesh));
-        assert_eq!(parallel.ids, single.ids);
-        let (parallel, single) = (&parallel.tree, &single.tree);
+            .install(build);
+        assert_eq!(parallel_ids, single_ids);
         let key = |n: &Node| {
             (
                 n.min.map(f32::to_bits),
@@ -587,16 +573,12 @@ mod tests {
                 n.count,
             )
         };
-        assert!(parallel
-            .nodes
-            .iter()
-            .map(key)
-            .eq(single.nodes.iter().map(key)));
+        assert!(parallel.iter().map(key).eq(single.iter().map(key)));
         // Every node is reachable exactly once and leaves cover every triangle once.
         let mut seen = vec![0u8; mesh.indices.len()];
         let mut stack = vec![0usize];
         while let Some(i) = stack.pop() {
-            let n = parallel.nodes[i];
+            let n = parallel[i];
             if n.count > 0 {
                 for k in n.first..n.first + n.count {
                     seen[k as usize] += 1;
@@ -607,6 +589,18 @@ mod tests {
             }
         }
         assert!(seen.iter().all(|&c| c == 1));
+        // The 4-wide form keeps exactly the binary tree's leaves.
+        let wide = super::WideTree::collapse(&parallel);
+        let mut wide_leaves = wide.leaves();
+        let mut bin_leaves: Vec<(u32, u32)> = parallel
+            .iter()
+            .filter(|n| n.count > 0)
+            .map(|n| (n.first, n.count))
+            .collect();
+        wide_leaves.sort_unstable();
+        bin_leaves.sort_unstable();
+        assert_eq!(wide_leaves, bin_leaves);
+        assert!(wide.node_count() * 3 <= parallel.len());
     }
 
     /// Degenerate input: zero-area triangles (a point, a line) among good

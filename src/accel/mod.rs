@@ -5,6 +5,7 @@ pub mod bvh;
 pub mod heightfield;
 pub mod ray;
 pub mod top;
+pub mod wide;
 
 pub use bvh::{Bvh, Hit, Tree};
 pub use heightfield::HeightField;
