@@ -193,10 +193,11 @@ struct TerrainArgs {
 
 #[derive(clap::Args)]
 struct BenchArgs {
-    /// The workload's 16-bit heightmap (terrain_N.png).
+    /// The workload's 16-bit heightmap (terrain_N.png), traced through the
+    /// terrain grid hierarchy.
     #[arg(long, conflicts_with = "obj", required_unless_present = "obj")]
     heightmap: Option<PathBuf>,
-    /// The workload's mesh (terrain_N.obj).
+    /// The workload's mesh (terrain_N.obj), traced through the general BVH.
     #[arg(long)]
     obj: Option<PathBuf>,
     /// Side of the heightmap's square, world units.
