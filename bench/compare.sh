@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# One run of scree, Embree and POV-Ray on the shared peer workload, back to
+# back on this machine: the figures of README's Performance table.
+#
+#   bench/compare.sh [SIZE ...]        (default: 1025 2049 4097)
+#
+# Needs: python3 with numpy (the workload generator), libembree-dev and gcc
+# (Embree's program), povray. Generated files go to bench/data/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+peers=$root/../shared/bench
+sizes=("${@:-1025 2049 4097}")
+# shellcheck disable=SC2206
+sizes=(${sizes[*]})
+cargo build --release --quiet
+scree=$root/target/release/scree
+mkdir -p bench/data bench/out
+[ -x bench/out/embree_bench ] ||
+  gcc -O3 -march=native -fopenmp "$peers/embree_bench.c" -o bench/out/embree_bench -lembree3 -lm
+for size in "${sizes[@]}"; do
+  [ -f "bench/data/terrain_$size.png" ] ||
+    python3 "$peers/gen_terrain.py" --size "$size" --out bench/data
+done
+cd bench
+cp "$peers/terrain.pov" out/terrain.pov
+for size in "${sizes[@]}"; do
+  echo "=== $size² samples"
+  echo "--- Embree (single rays)"
+  out/embree_bench "data/terrain_$size.obj" --quality medium --threads 1,2 --reps 3 2>&1 |
+    grep -E "RESULT|peak RSS"
+  echo "--- POV-Ray frame"
+  /usr/bin/time -f "wall %e s, peak RSS %M KiB" povray +Iout/terrain.pov +W1920 +H1080 -D -A +FP \
+    File_Gamma=1.0 +WT2 "+Oout/pov_$size.ppm" "Declare=SIZE=$size" 2>&1 | grep -E "Trace Time|wall"
+  echo "--- scree bench, grid"
+  "$scree" bench --heightmap "data/terrain_$size.png" --json
+  echo "--- scree bench, BVH"
+  "$scree" bench --obj "data/terrain_$size.obj" --json
+  echo "--- scree frame"
+  /usr/bin/time -f "wall %e s, peak RSS %M KiB" "$scree" render "workload-$size.json" \
+    -o "out/scree_$size.png" 2>&1
+done
