@@ -347,22 +347,23 @@ impl HeightField {
                 * 4e-6;
         // Direction of travel on each axis; the sign of a zero picks a side.
         let (fwd_x, fwd_z) = (inv.x > 0.0, inv.z > 0.0);
+        let (exit_x, exit_z) = (fwd_x as usize, fwd_z as usize);
+        let descending = d.y <= 0.0;
         let mut level = self.top;
         let (mut bi, mut bj) = (0usize, 0usize);
         let mut t = t_enter;
         loop {
             // The block's exit faces: the far side on each axis.
-            let (c0, c1) = (bj << level, ((bj + 1) << level).min(cw));
-            let (r0, r1) = (bi << level, ((bi + 1) << level).min(ch));
-            let tx = (self.xs[if fwd_x { c1 } else { c0 }] - o.x) * inv.x;
-            let tz = (self.zs[if fwd_z { r1 } else { r0 }] - o.z) * inv.z;
+            let tx = (self.xs[((bj + exit_x) << level).min(cw)] - o.x) * inv.x;
+            let tz = (self.zs[((bi + exit_z) << level).min(ch)] - o.z) * inv.z;
             // A NaN (the ray runs along the exit face) never ends the block.
             let t_exit = lower(lower(t_leave, tx), tz);
             let t_limit = lower(t_exit, *t_best * CULL_SLACK);
             let [lo, hi] = self.range(level, bi, bj);
+            // The ray's height at both ends of its stretch in the block.
             let (ya, yb) = (o.y + d.y * t, o.y + d.y * t_limit);
-            let overlaps =
-                t <= t_limit * ROBUST_FAR && ya.min(yb) <= hi + eps && ya.max(yb) >= lo - eps;
+            let (y_low, y_high) = if descending { (yb, ya) } else { (ya, yb) };
+            let overlaps = t <= t_limit * ROBUST_FAR && y_low <= hi + eps && y_high >= lo - eps;
             if overlaps {
                 if level == 0 {
                     if cell(self, bi, bj, t_best) {
