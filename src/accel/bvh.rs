@@ -167,6 +167,17 @@ impl Tree {
     }
 }
 
+/// The box of each triangle of `mesh`.
+fn triangle_bounds(mesh: &TriangleMesh) -> Vec<Aabb> {
+    mesh.indices
+        .iter()
+        .map(|t| {
+            let [a, b, c] = t.map(|v| mesh.positions[v as usize]);
+            Aabb::EMPTY.grow(a).grow(b).grow(c)
+        })
+        .collect()
+}
+
 /// Build records of primitives with the given boxes.
 fn build_prims(bounds: &[Aabb]) -> Vec<BuildPrim> {
     bounds
@@ -193,14 +204,7 @@ fn binary(prims: &mut [BuildPrim]) -> Vec<Node> {
 impl Bvh {
     /// Builds the hierarchy over all triangles of `mesh`.
     pub fn build(mesh: &TriangleMesh) -> Bvh {
-        let bounds: Vec<Aabb> = mesh
-            .indices
-            .iter()
-            .map(|t| {
-                let [a, b, c] = t.map(|v| mesh.positions[v as usize]);
-                Aabb::EMPTY.grow(a).grow(b).grow(c)
-            })
-            .collect();
+        let bounds = triangle_bounds(mesh);
         let (tree, ids) = Tree::build(&bounds);
         let tris = ids
             .iter()
@@ -545,14 +549,7 @@ mod tests {
         let mesh = crate::terrain::TerrainGrid::diamond_square(200, 200, 8.0, 5, [20.0, 20.0])
             .to_mesh(false);
         assert!(mesh.indices.len() > 4 * PARALLEL_MIN);
-        let bounds: Vec<Aabb> = mesh
-            .indices
-            .iter()
-            .map(|t| {
-                let [a, b, c] = t.map(|v| mesh.positions[v as usize]);
-                Aabb::EMPTY.grow(a).grow(b).grow(c)
-            })
-            .collect();
+        let bounds = triangle_bounds(&mesh);
         let build = || {
             let mut prims = build_prims(&bounds);
             let nodes = binary(&mut prims);

@@ -66,14 +66,6 @@ pub struct HeightField {
 /// limit.
 const MAX_LEVELS: usize = 32;
 
-#[derive(Debug, Clone)]
-struct Level {
-    /// Blocks along x.
-    cols: usize,
-    /// (min, max) per block, row-major.
-    range: Vec<[f32; 2]>,
-}
-
 impl HeightField {
     /// Builds the hierarchy over a copy of `grid`'s heights.
     pub fn build(grid: &TerrainGrid) -> HeightField {
@@ -93,68 +85,52 @@ impl HeightField {
         while (1usize << top) < cw.max(ch) {
             top += 1;
         }
-        let mut levels: Vec<Level> = Vec::with_capacity(top as usize);
-        for k in 1..=top {
-            let (lh, lw) = level_dims(ch, cw, k);
-            let range: Vec<[f32; 2]> = if k == 1 {
-                // Blocks of 2×2 cells: the (up to) 3×3 samples under each.
-                (0..lh)
-                    .into_par_iter()
-                    .flat_map_iter(|bi| {
-                        let heights = &heights;
-                        (0..lw).map(move |bj| {
-                            let mut r = [f32::INFINITY, f32::NEG_INFINITY];
-                            for i in 2 * bi..=(2 * bi + 2).min(ch) {
-                                for j in 2 * bj..=(2 * bj + 2).min(cw) {
-                                    let h = heights[i * cols + j];
-                                    r = [r[0].min(h), r[1].max(h)];
-                                }
-                            }
-                            r
-                        })
-                    })
-                    .collect()
-            } else {
-                let below = &levels[k as usize - 2];
-                let below_rows = below.range.len() / below.cols;
-                (0..lh)
-                    .into_par_iter()
-                    .flat_map_iter(|bi| {
-                        (0..lw).map(move |bj| {
-                            let mut r = [f32::INFINITY, f32::NEG_INFINITY];
-                            for i in 2 * bi..(2 * bi + 2).min(below_rows) {
-                                for j in 2 * bj..(2 * bj + 2).min(below.cols) {
-                                    let c = below.range[i * below.cols + j];
-                                    r = [r[0].min(c[0]), r[1].max(c[1])];
-                                }
-                            }
-                            r
-                        })
-                    })
-                    .collect()
-            };
-            levels.push(Level { cols: lw, range });
+        let mut level_base = [0; MAX_LEVELS];
+        let mut level_cols = [0; MAX_LEVELS];
+        let mut level_rows = [0; MAX_LEVELS];
+        for k in 0..=top as usize {
+            (level_rows[k], level_cols[k]) = level_dims(ch, cw, k as u32);
         }
-        let (lo, hi) = heights
-            .iter()
-            .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &h| {
-                (lo.min(h), hi.max(h))
-            });
+        // Level k's blocks combine the (up to) four blocks of level k − 1
+        // under them; level 0 (cells) is read from the heights.
+        let mut ranges: Vec<[f32; 2]> = Vec::new();
+        for k in 1..=top as usize {
+            level_base[k] = ranges.len();
+            let below = |i: usize, j: usize| {
+                if k == 1 {
+                    cell_range(&heights, cols, i, j)
+                } else {
+                    ranges[level_base[k - 1] + i * level_cols[k - 1] + j]
+                }
+            };
+            let (below_rows, below_cols) = (level_rows[k - 1], level_cols[k - 1]);
+            let level: Vec<[f32; 2]> = (0..level_rows[k])
+                .into_par_iter()
+                .flat_map_iter(|bi| {
+                    (0..level_cols[k]).map(move |bj| {
+                        let mut r = [f32::INFINITY, f32::NEG_INFINITY];
+                        for i in 2 * bi..(2 * bi + 2).min(below_rows) {
+                            for j in 2 * bj..(2 * bj + 2).min(below_cols) {
+                                let c = below(i, j);
+                                r = [r[0].min(c[0]), r[1].max(c[1])];
+                            }
+                        }
+                        r
+                    })
+                })
+                .collect();
+            ranges.extend_from_slice(&level);
+        }
+        // The root's range is every height's.
+        let [lo, hi] = if top == 0 {
+            cell_range(&heights, cols, 0, 0)
+        } else {
+            ranges[level_base[top as usize]]
+        };
         let bounds = Aabb {
             min: Vec3::new(xs[0], lo, zs[0]),
             max: Vec3::new(xs[cw], hi, zs[ch]),
         };
-        let mut level_base = [0; MAX_LEVELS];
-        let mut level_cols = [0; MAX_LEVELS];
-        let mut level_rows = [0; MAX_LEVELS];
-        let mut ranges = Vec::with_capacity(levels.iter().map(|l| l.range.len()).sum());
-        for k in 0..=top as usize {
-            (level_rows[k], level_cols[k]) = level_dims(ch, cw, k as u32);
-            if k > 0 {
-                level_base[k] = ranges.len();
-                ranges.extend_from_slice(&levels[k - 1].range);
-            }
-        }
         HeightField {
             cols,
             rows,
@@ -236,11 +212,7 @@ impl HeightField {
     #[inline(always)]
     fn range(&self, level: u32, i: usize, j: usize) -> [f32; 2] {
         if level == 0 {
-            let k = i * self.cols + j;
-            let top = &self.heights[k..k + 2];
-            let bottom = &self.heights[k + self.cols..k + self.cols + 2];
-            let (a, b, c, d) = (top[0], top[1], bottom[0], bottom[1]);
-            [a.min(b).min(c.min(d)), a.max(b).max(c.max(d))]
+            cell_range(&self.heights, self.cols, i, j)
         } else {
             let k = level as usize;
             self.ranges[self.level_base[k] + i * self.level_cols[k] + j]
@@ -391,38 +363,15 @@ impl HeightField {
                 return false;
             }
             t = t_exit;
-            let (rows_l, cols_l) = (
-                self.level_rows[level as usize],
-                self.level_cols[level as usize],
-            );
             // Across x when x's face comes first; never across a face the
             // ray runs along (NaN).
             let crossed_parent = if tx <= tz || tz.is_nan() {
-                if fwd_x {
-                    bj += 1;
-                    if bj >= cols_l {
-                        return false;
-                    }
-                    bj % 2 == 0
-                } else {
-                    if bj == 0 {
-                        return false;
-                    }
-                    bj -= 1;
-                    bj % 2 == 1
-                }
-            } else if fwd_z {
-                bi += 1;
-                if bi >= rows_l {
-                    return false;
-                }
-                bi % 2 == 0
+                step(&mut bj, fwd_x, self.level_cols[level as usize])
             } else {
-                if bi == 0 {
-                    return false;
-                }
-                bi -= 1;
-                bi % 2 == 1
+                step(&mut bi, fwd_z, self.level_rows[level as usize])
+            };
+            let Some(crossed_parent) = crossed_parent else {
+                return false; // off the grid
             };
             // Entering a new parent: continue at the parent's level, which
             // the ray enters at the same t.
@@ -438,6 +387,31 @@ impl HeightField {
 /// Whether `v` is exactly one of the (sorted) grid line coordinates.
 fn on_line(lines: &[f32], v: f32) -> bool {
     lines.binary_search_by(|x| x.total_cmp(&v)).is_ok()
+}
+
+/// Moves block index `index` one block forward or back among `blocks`:
+/// whether the new block lies in a new parent (it is the first child met
+/// in the direction of travel), or None when the move leaves the grid.
+#[inline(always)]
+fn step(index: &mut usize, forward: bool, blocks: usize) -> Option<bool> {
+    if forward {
+        *index += 1;
+        (*index < blocks).then_some(index.is_multiple_of(2))
+    } else {
+        *index = index.checked_sub(1)?;
+        Some(!index.is_multiple_of(2))
+    }
+}
+
+/// (min, max) of the four corner heights of cell (i, j) of a grid with
+/// `cols` samples per row.
+#[inline(always)]
+fn cell_range(heights: &[f32], cols: usize, i: usize, j: usize) -> [f32; 2] {
+    let k = i * cols + j;
+    let top = &heights[k..k + 2];
+    let bottom = &heights[k + cols..k + cols + 2];
+    let (a, b, c, d) = (top[0], top[1], bottom[0], bottom[1]);
+    [a.min(b).min(c.min(d)), a.max(b).max(c.max(d))]
 }
 
 /// Blocks of `level` along z and x over a grid of `ch` × `cw` cells.
