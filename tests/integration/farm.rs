@@ -107,12 +107,7 @@ fn regions_crops_and_full_canvas_hold_the_same_pixels_as_the_full_render() {
     ] {
         let mut all = vec!["render", s, "-q"];
         all.extend_from_slice(args);
-        let out = run_in(dir.path(), &all);
-        assert!(
-            out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        run_ok(dir.path(), &all);
     }
     let full = image::open(dir.path().join("full.png")).unwrap().to_rgba8();
     let region = image::open(dir.path().join("region.png"))
@@ -222,12 +217,7 @@ fn png16_and_exr_read_back_with_the_expected_values_and_metadata() {
     ] {
         let mut all = vec!["render", s, "-q"];
         all.extend_from_slice(args);
-        let out = run_in(dir.path(), &all);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        run_ok(dir.path(), &all);
     }
     let exr = image::open(dir.path().join("a.exr")).unwrap().to_rgba32f();
     let png16 = image::open(dir.path().join("a16.png")).unwrap();

@@ -22,6 +22,18 @@ pub fn run_in(dir: &Path, args: &[&str]) -> Output {
         .expect("scree runs")
 }
 
+/// Runs scree with `args` in `dir` and asserts that it succeeds, showing
+/// its stderr otherwise.
+pub fn run_ok(dir: &Path, args: &[&str]) -> Output {
+    let out = run_in(dir, args);
+    assert!(
+        out.status.success(),
+        "scree {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 /// A small, quick scene: 80×45 pixels, a 129² terrain.
 pub const SMALL_SCENE: &str = r#"{
   "image": { "width": 80, "height": 45, "samples": 2 },
