@@ -67,25 +67,40 @@ impl Accel {
         }
     }
 
-    /// Distance and unit geometric normal of the closest hit.
-    #[inline]
-    fn intersect(&self, ray: &Ray) -> Option<(f32, Vec3)> {
+    /// Distance and unit geometric normal of the closest hit of each ray
+    /// (a field traces the batch at once).
+    fn intersect(&self, rays: &[Ray], out: &mut Vec<Option<(f32, Vec3)>>) {
+        out.clear();
         match self {
-            Accel::Field(f) => f.intersect(ray, f32::INFINITY).map(|h| {
-                let [a, b, c] = f.triangle(h.triangle);
-                (h.t, crate::mesh::face_normal(a, b, c))
-            }),
-            Accel::Mesh(b, m) => b
-                .intersect(ray, f32::INFINITY)
-                .map(|h| (h.t, m.face_normal(h.triangle as usize))),
+            Accel::Field(f) => {
+                let mut hits = vec![None; rays.len()];
+                f.intersect_batch(rays, &vec![f32::INFINITY; rays.len()], &mut hits);
+                out.extend(hits.iter().map(|h| {
+                    h.map(|h| {
+                        let [a, b, c] = f.triangle(h.triangle);
+                        (h.t, crate::mesh::face_normal(a, b, c))
+                    })
+                }));
+            }
+            Accel::Mesh(b, m) => out.extend(rays.iter().map(|ray| {
+                b.intersect(ray, f32::INFINITY)
+                    .map(|h| (h.t, m.face_normal(h.triangle as usize)))
+            })),
         }
     }
 
-    #[inline]
-    fn occluded(&self, ray: &Ray) -> bool {
+    /// How many of the rays are blocked.
+    fn occluded(&self, rays: &[Ray]) -> u64 {
         match self {
-            Accel::Field(f) => f.occluded(ray, f32::INFINITY),
-            Accel::Mesh(b, _) => b.occluded(ray, f32::INFINITY),
+            Accel::Field(f) => {
+                let mut blocked = vec![false; rays.len()];
+                f.occluded_batch(rays, &vec![f32::INFINITY; rays.len()], &mut blocked);
+                blocked.iter().filter(|&&b| b).count() as u64
+            }
+            Accel::Mesh(b, _) => rays
+                .iter()
+                .filter(|ray| b.occluded(ray, f32::INFINITY))
+                .count() as u64,
         }
     }
 }
@@ -176,10 +191,12 @@ fn trace_once(accel: &Accel) -> (Counts, PassTimes) {
     let hits: Vec<Option<(f32, Vec3)>> = (0..HEIGHT)
         .into_par_iter()
         .flat_map_iter(|py| {
-            (0..WIDTH).map(move |px| {
-                let d = camera_dir(fwd, right, up, px, py);
-                accel.intersect(&Ray::new(pos, d))
-            })
+            let rays: Vec<Ray> = (0..WIDTH)
+                .map(|px| Ray::new(pos, camera_dir(fwd, right, up, px, py)))
+                .collect();
+            let mut row = Vec::with_capacity(rays.len());
+            accel.intersect(&rays, &mut row);
+            row
         })
         .collect();
     let primary = t0.elapsed();
@@ -187,17 +204,16 @@ fn trace_once(accel: &Accel) -> (Counts, PassTimes) {
     let occluded: u64 = (0..HEIGHT)
         .into_par_iter()
         .map(|py| {
-            let mut occ = 0u64;
-            for px in 0..WIDTH {
-                let Some((t, n)) = hits[(py * WIDTH + px) as usize] else {
-                    continue;
-                };
-                let d = camera_dir(fwd, right, up, px, py);
-                let n = if n.dot(d) > 0.0 { -n } else { n };
-                let origin = pos + d * t + n * 1e-3;
-                occ += accel.occluded(&Ray::new(origin, sun)) as u64;
-            }
-            occ
+            let rays: Vec<Ray> = (0..WIDTH)
+                .filter_map(|px| {
+                    let (t, n) = hits[(py * WIDTH + px) as usize]?;
+                    let d = camera_dir(fwd, right, up, px, py);
+                    let n = if n.dot(d) > 0.0 { -n } else { n };
+                    let origin = pos + d * t + n * 1e-3;
+                    Some(Ray::new(origin, sun))
+                })
+                .collect();
+            accel.occluded(&rays)
         })
         .sum();
     let shadow = t1.elapsed();

@@ -156,34 +156,45 @@ pub fn intersect_triangle(
     c: Vec3,
     t_max: f32,
 ) -> Option<(f32, f32, f32)> {
+    let [a, b, c] = shear_vertices(ray, [a, b, c]);
+    hit_sheared(a, b, c, t_max)
+}
+
+/// Vertices moved into the ray's frame of the watertight test: translated
+/// to the origin, permuted so that the dominant axis is z, and sheared so
+/// that the ray runs along +z; z is left scaled by S_z. Vertices shared by
+/// several triangles (a terrain cell's two) are moved once.
+#[inline(always)]
+pub(crate) fn shear_vertices<const N: usize>(ray: &Ray, points: [Vec3; N]) -> [[f32; 3]; N] {
     match ray.kz {
-        0 => watertight::<1, 2, 0>(ray, a, b, c, t_max),
-        1 => watertight::<2, 0, 1>(ray, a, b, c, t_max),
-        _ => watertight::<0, 1, 2>(ray, a, b, c, t_max),
+        0 => points.map(|p| shear::<1, 2, 0>(ray, p)),
+        1 => points.map(|p| shear::<2, 0, 1>(ray, p)),
+        _ => points.map(|p| shear::<0, 1, 2>(ray, p)),
     }
 }
 
-/// [`intersect_triangle`] with the axis permutation fixed at compile time.
-/// Swapping x and y for a negative dominant direction (as the paper does)
-/// only flips the sign of every edge function; both signs are accepted here,
-/// so the swap is left out.
+/// One vertex of [`shear_vertices`], the axis permutation fixed at compile
+/// time. Swapping x and y for a negative dominant direction (as the paper
+/// does) only flips the sign of every edge function; both signs are
+/// accepted by [`hit_sheared`], so the swap is left out.
 #[inline(always)]
-fn watertight<const KX: usize, const KY: usize, const KZ: usize>(
-    ray: &Ray,
-    a: Vec3,
-    b: Vec3,
-    c: Vec3,
-    t_max: f32,
-) -> Option<(f32, f32, f32)> {
+fn shear<const KX: usize, const KY: usize, const KZ: usize>(ray: &Ray, p: Vec3) -> [f32; 3] {
     let o = ray.origin.to_array();
     let s = ray.shear;
-    let (a, b, c) = (a.to_array(), b.to_array(), c.to_array());
-    let a = [a[0] - o[0], a[1] - o[1], a[2] - o[2]];
-    let b = [b[0] - o[0], b[1] - o[1], b[2] - o[2]];
-    let c = [c[0] - o[0], c[1] - o[1], c[2] - o[2]];
-    let (ax, ay) = (a[KX] - s.x * a[KZ], a[KY] - s.y * a[KZ]);
-    let (bx, by) = (b[KX] - s.x * b[KZ], b[KY] - s.y * b[KZ]);
-    let (cx, cy) = (c[KX] - s.x * c[KZ], c[KY] - s.y * c[KZ]);
+    let p = p.to_array();
+    let a = [p[0] - o[0], p[1] - o[1], p[2] - o[2]];
+    [a[KX] - s.x * a[KZ], a[KY] - s.y * a[KZ], s.z * a[KZ]]
+}
+
+/// The watertight test on the triangle of sheared vertices `a`, `b`, `c`
+/// ([`shear_vertices`]).
+#[inline(always)]
+pub(crate) fn hit_sheared(
+    [ax, ay, az]: [f32; 3],
+    [bx, by, bz]: [f32; 3],
+    [cx, cy, cz]: [f32; 3],
+    t_max: f32,
+) -> Option<(f32, f32, f32)> {
     let mut u = cx * by - cy * bx;
     let mut v = ax * cy - ay * cx;
     let mut w = bx * ay - by * ax;
@@ -197,7 +208,6 @@ fn watertight<const KX: usize, const KY: usize, const KZ: usize>(
         return None;
     }
     let det = u + v + w;
-    let (az, bz, cz) = (s.z * a[KZ], s.z * b[KZ], s.z * c[KZ]);
     let t = u * az + v * bz + w * cz;
     // t must lie in (0, t_max]. Compared after the division, so that a hit
     // at exactly t_max (a tie with the best hit so far) is kept; written so

@@ -43,7 +43,30 @@ fn check_rays(g: &TerrainGrid, rays: &[(Ray, f32)]) -> Result<usize, TestCaseErr
         );
         hits += expect.is_some() as usize;
     }
+    check_batches(&field, rays)?;
     Ok(hits)
+}
+
+/// Batches (eight AVX2 lanes where the CPU has them, one by one where
+/// not) give bit for bit what one ray at a time gives.
+fn check_batches(field: &HeightField, rays: &[(Ray, f32)]) -> Result<(), TestCaseError> {
+    let (list, t_max): (Vec<Ray>, Vec<f32>) = rays.iter().copied().unzip();
+    let mut hits = vec![None; rays.len()];
+    field.intersect_batch(&list, &t_max, &mut hits);
+    let mut blocked = vec![false; rays.len()];
+    field.occluded_batch(&list, &t_max, &mut blocked);
+    let mut one_by_one = vec![None; rays.len()];
+    field.walk_batch_one_by_one(&list, &t_max, &mut |f, k, i, j, t_best| {
+        f.closest_in_cell(&list[k], i, j, t_best, &mut one_by_one[k]);
+        false
+    });
+    for (k, (ray, t)) in rays.iter().enumerate() {
+        let single = field.intersect(ray, *t);
+        prop_assert_eq!(hits[k], single, "batch, ray {:?}", ray);
+        prop_assert_eq!(one_by_one[k], single, "one by one, ray {:?}", ray);
+        prop_assert_eq!(blocked[k], field.occluded(ray, *t), "batch, ray {:?}", ray);
+    }
+    Ok(())
 }
 
 fn ray_strategy(reach: f32) -> impl Strategy<Value = (Ray, f32)> {
@@ -126,6 +149,55 @@ fn terrain_rays_match_the_mesh() {
         .collect();
     let hits = check_rays(&g, &rays).unwrap();
     assert!(hits > 2500, "most test rays hit ({hits})");
+    // Shadow rays: from just above each hit toward a low sun, so they start
+    // inside the field's box (at the cell under their origin).
+    let field = HeightField::build(&g);
+    let sun = Vec3::new(-1.0, 0.45, 0.6).normalize();
+    let shadows: Vec<(Ray, f32)> = rays
+        .iter()
+        .filter_map(|(ray, _)| {
+            let hit = field.intersect(ray, f32::INFINITY)?;
+            let origin = ray.at(hit.t) + Vec3::Y * 1e-3;
+            Some((Ray::new(origin, sun), f32::INFINITY))
+        })
+        .collect();
+    let blocked = check_rays(&g, &shadows).unwrap();
+    assert!(
+        (100..shadows.len() - 100).contains(&blocked),
+        "some shadow rays are blocked, some not ({blocked} of {})",
+        shadows.len()
+    );
+}
+
+/// The cell a walk starts in is the one the descent from the root would
+/// reach: inside it by the descent's own rule at every grid line, on grid
+/// lines too (for both signs of a zero direction).
+#[test]
+fn start_cell_follows_the_descent_rule() {
+    let lines: Vec<f32> = (0..9).map(|j| (j as f32 / 8.0 - 0.5) * 3.0).collect();
+    for (o, inv) in [
+        (-2.0f32, 0.7f32),
+        (2.0, -1.3),
+        (0.0, f32::INFINITY),
+        (0.0, f32::NEG_INFINITY),
+    ] {
+        for step in 0..=64 {
+            let t = step as f32 / 16.0;
+            let p = o + t / inv;
+            let p = if p.is_nan() { o } else { p };
+            let j = cell_on_axis(&lines, o, inv, p, t);
+            let past = |k: usize| t >= (lines[k] - o) * inv;
+            let forward = inv > 0.0;
+            assert!(
+                j == 0 || past(j) == forward,
+                "o {o} inv {inv} t {t}: cell {j}"
+            );
+            assert!(
+                j == 7 || past(j + 1) != forward,
+                "o {o} inv {inv} t {t}: cell {j}"
+            );
+        }
+    }
 }
 
 /// Every block holds exactly the lowest and highest sample under it.
