@@ -350,6 +350,25 @@ impl World {
     #[inline]
     pub fn intersect(&self, ray: &Ray) -> Option<SurfaceHit> {
         let hit = self.accel.intersect(ray, f32::INFINITY);
+        self.closest_surface(ray, hit)
+    }
+
+    /// [`World::intersect`] for each ray of a batch, bit for bit, faster:
+    /// the terrain traces the batch at once.
+    pub fn intersect_batch(&self, rays: &[Ray]) -> Vec<Option<SurfaceHit>> {
+        let mut hits = vec![None; rays.len()];
+        self.accel
+            .intersect_batch(rays, &vec![f32::INFINITY; rays.len()], &mut hits);
+        rays.iter()
+            .zip(hits)
+            .map(|(ray, hit)| self.closest_surface(ray, hit))
+            .collect()
+    }
+
+    /// The surface of the closest of `hit` (the top level's) and the
+    /// analytic rocks.
+    #[inline]
+    fn closest_surface(&self, ray: &Ray, hit: Option<ObjectHit>) -> Option<SurfaceHit> {
         let t_mesh = hit.map_or(f32::INFINITY, |h| h.hit.t);
         let mut best_rock: Option<(f32, &AnalyticRock)> = None;
         for rock in &self.analytic {
@@ -372,6 +391,21 @@ impl World {
             .iter()
             .any(|r| r.intersect(ray, 0.0, t_max).is_some())
             || self.accel.occluded(ray, t_max)
+    }
+
+    /// [`World::occluded`] for each ray of a batch (`rays[k]` within
+    /// `t_max[k]`).
+    pub fn occluded_batch(&self, rays: &[Ray], t_max: &[f32]) -> Vec<bool> {
+        let mut blocked = vec![false; rays.len()];
+        self.accel.occluded_batch(rays, t_max, &mut blocked);
+        for (k, ray) in rays.iter().enumerate() {
+            blocked[k] = blocked[k]
+                || self
+                    .analytic
+                    .iter()
+                    .any(|r| r.intersect(ray, 0.0, t_max[k]).is_some());
+        }
+        blocked
     }
 
     fn rock_surface(&self, ray: &Ray, t: f32, rock: &AnalyticRock) -> SurfaceHit {

@@ -126,9 +126,46 @@ impl TopLevel {
     /// The closest hit along `ray` with t in (0, t_max]. Of hits at the same
     /// t, the lowest object index, then the lowest triangle.
     pub fn intersect(&self, ray: &Ray, t_max: f32) -> Option<ObjectHit> {
-        let mut best: Option<ObjectHit> = None;
-        self.tree.closest(ray, t_max, |range, t_best| {
+        self.closest(ray, t_max, None, None)
+    }
+
+    /// [`TopLevel::intersect`] for each ray of a batch (`hits[k]` for
+    /// `rays[k]` within `t_max[k]`), bit for bit: the terrain's walks run as
+    /// one batch ([`HeightField::intersect_batch`]), then each ray visits
+    /// the other objects up to its terrain hit.
+    pub fn intersect_batch(&self, rays: &[Ray], t_max: &[f32], hits: &mut [Option<ObjectHit>]) {
+        let Some((terrain, field)) = self.terrain() else {
+            for (k, ray) in rays.iter().enumerate() {
+                hits[k] = self.intersect(ray, t_max[k]);
+            }
+            return;
+        };
+        let mut ground = vec![None; rays.len()];
+        field.intersect_batch(rays, t_max, &mut ground);
+        for (k, ray) in rays.iter().enumerate() {
+            let first = ground[k].map(|hit| ObjectHit {
+                object: terrain,
+                hit,
+            });
+            hits[k] = self.closest(ray, t_max[k], Some(terrain), first);
+        }
+    }
+
+    /// The closest hit as [`TopLevel::intersect`], leaving out object
+    /// `skip` (whose hit, if any, is `best`).
+    fn closest(
+        &self,
+        ray: &Ray,
+        t_max: f32,
+        skip: Option<u32>,
+        mut best: Option<ObjectHit>,
+    ) -> Option<ObjectHit> {
+        let t_start = best.map_or(t_max, |b| b.hit.t);
+        self.tree.closest(ray, t_start, |range, t_best| {
             for &object in &self.order[range] {
+                if Some(object) == skip {
+                    continue;
+                }
                 let hit = match &self.objects[object as usize] {
                     Object::Terrain(field) => field.intersect(ray, *t_best),
                     Object::Mesh { mesh, transform } => {
@@ -161,19 +198,49 @@ impl TopLevel {
 
     /// Whether anything lies along `ray` with t in (0, t_max].
     pub fn occluded(&self, ray: &Ray, t_max: f32) -> bool {
+        self.any(ray, t_max, None)
+    }
+
+    /// [`TopLevel::occluded`] for each ray of a batch, as
+    /// [`TopLevel::intersect_batch`]: the terrain first, as one batch, then
+    /// the other objects for the rays it leaves open.
+    pub fn occluded_batch(&self, rays: &[Ray], t_max: &[f32], blocked: &mut [bool]) {
+        let Some((terrain, field)) = self.terrain() else {
+            for (k, ray) in rays.iter().enumerate() {
+                blocked[k] = self.occluded(ray, t_max[k]);
+            }
+            return;
+        };
+        field.occluded_batch(rays, t_max, blocked);
+        for (k, ray) in rays.iter().enumerate() {
+            blocked[k] = blocked[k] || self.any(ray, t_max[k], Some(terrain));
+        }
+    }
+
+    /// Whether an object other than `skip` lies along `ray` within t_max.
+    fn any(&self, ray: &Ray, t_max: f32, skip: Option<u32>) -> bool {
         self.tree.any(ray, t_max, |range| {
-            self.order[range]
-                .iter()
-                .any(|&object| match &self.objects[object as usize] {
-                    Object::Terrain(field) => field.occluded(ray, t_max),
-                    Object::Mesh { mesh, transform } => {
-                        let bvh = &self.meshes[*mesh as usize];
-                        match transform {
-                            None => bvh.occluded(ray, t_max),
-                            Some(t) => bvh.occluded(&to_object(ray, t), t_max),
+            self.order[range].iter().any(|&object| {
+                Some(object) != skip
+                    && match &self.objects[object as usize] {
+                        Object::Terrain(field) => field.occluded(ray, t_max),
+                        Object::Mesh { mesh, transform } => {
+                            let bvh = &self.meshes[*mesh as usize];
+                            match transform {
+                                None => bvh.occluded(ray, t_max),
+                                Some(t) => bvh.occluded(&to_object(ray, t), t_max),
+                            }
                         }
                     }
-                })
+            })
+        })
+    }
+
+    /// The terrain object (the first, if several), with its index.
+    fn terrain(&self) -> Option<(u32, &HeightField)> {
+        self.objects.iter().enumerate().find_map(|(k, o)| match o {
+            Object::Terrain(field) => Some((k as u32, field.as_ref())),
+            Object::Mesh { .. } => None,
         })
     }
 }
@@ -296,6 +363,34 @@ mod tests {
             );
         }
         assert!(rock_hits > 300, "rays hit rocks ({rock_hits})");
+
+        // Batches (the terrain's rays walk together) give bit for bit the
+        // single-ray answers, for the terrain first among the objects and
+        // for the terrain last; a rock resting on the ground makes ties.
+        let mut last = copied.objects.clone();
+        last.rotate_left(1);
+        let terrain_last = TopLevel::build(last, copied.meshes.clone());
+        let rays: Vec<Ray> = (0..3000u64)
+            .map(|k| {
+                let r = |s| crate::hash::unit_f32(k, s, 2);
+                let origin = Vec3::new(r(1) * 40.0 - 20.0, r(2) * 14.0, r(3) * 40.0 - 20.0);
+                let target = Vec3::new(r(4) * 24.0 - 12.0, r(5) * 3.0, r(6) * 24.0 - 12.0);
+                Ray::new(origin, (target - origin).normalize())
+            })
+            .collect();
+        let t_max: Vec<f32> = (0..rays.len())
+            .map(|k| if k % 3 == 0 { 15.0 } else { f32::INFINITY })
+            .collect();
+        for top in [&instanced, &copied, &terrain_last] {
+            let mut hits = vec![None; rays.len()];
+            top.intersect_batch(&rays, &t_max, &mut hits);
+            let mut blocked = vec![false; rays.len()];
+            top.occluded_batch(&rays, &t_max, &mut blocked);
+            for (k, ray) in rays.iter().enumerate() {
+                assert_eq!(hits[k], top.intersect(ray, t_max[k]), "ray {k}");
+                assert_eq!(blocked[k], top.occluded(ray, t_max[k]), "ray {k}");
+            }
+        }
     }
 
     proptest! {

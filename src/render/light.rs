@@ -53,7 +53,7 @@ pub fn cosine_hemisphere(n: Vec3, u: (f32, f32)) -> Vec3 {
 /// `ng`), with one shadow ray toward a point of the sun's disc.
 #[inline]
 pub fn sun_light(
-    world: &World,
+    occluded: &mut impl FnMut(&Ray, f32) -> bool,
     sun: &Sun,
     p: Vec3,
     n: Vec3,
@@ -68,7 +68,7 @@ pub fn sun_light(
     }
     *rays += 1;
     let shadow = Ray::new(p + ng * ray_offset(p), dir);
-    if world.occluded(&shadow, f32::INFINITY) {
+    if occluded(&shadow, f32::INFINITY) {
         Vec3::ZERO
     } else {
         sun.radiance * cos
@@ -83,7 +83,7 @@ pub fn sun_light(
 #[inline]
 #[allow(clippy::too_many_arguments)]
 pub fn sky_light(
-    world: &World,
+    occluded: &mut impl FnMut(&Ray, f32) -> bool,
     sky: &Sky,
     settings: &SkyLight,
     sun: &Sun,
@@ -98,7 +98,7 @@ pub fn sky_light(
     }
     let mut sum = Vec3::ZERO;
     for k in 0..settings.samples {
-        if let Some(dir) = open_sky_direction(world, settings.distance, p, n, ng, rng, k, rays) {
+        if let Some(dir) = open_sky_direction(occluded, settings.distance, p, n, ng, rng, k, rays) {
             sum += sky.radiance(dir, sun.direction, Vec3::ZERO);
         }
     }
@@ -110,7 +110,7 @@ pub fn sky_light(
 #[inline]
 #[allow(clippy::too_many_arguments)]
 fn open_sky_direction(
-    world: &World,
+    occluded: &mut impl FnMut(&Ray, f32) -> bool,
     distance: f32,
     p: Vec3,
     n: Vec3,
@@ -125,7 +125,7 @@ fn open_sky_direction(
     }
     *rays += 1;
     let ray = Ray::new(p + ng * ray_offset(p), dir);
-    (!world.occluded(&ray, distance)).then_some(dir)
+    (!occluded(&ray, distance)).then_some(dir)
 }
 
 /// The fraction of `samples` cosine-weighted directions at `p` that reach
@@ -142,7 +142,17 @@ pub fn sky_visibility(
     let open = (0..samples)
         .filter(|&k| {
             let rng = SampleRng::new(seed, k as u64, 0, 1);
-            open_sky_direction(world, distance, p, n, n, &rng, 0, &mut rays).is_some()
+            open_sky_direction(
+                &mut |r: &Ray, t| world.occluded(r, t),
+                distance,
+                p,
+                n,
+                n,
+                &rng,
+                0,
+                &mut rays,
+            )
+            .is_some()
         })
         .count();
     open as f32 / samples as f32
@@ -164,7 +174,8 @@ pub fn sun_visibility(world: &World, sun: &Sun, p: Vec3, n: Vec3, samples: u32, 
             rng.pair(STREAM_SUN, 0),
         ));
         if cos > 0.0 {
-            lit += sun_light(world, &unit, p, n, n, &rng, &mut rays).x / cos;
+            let mut occluded = |r: &Ray, t| world.occluded(r, t);
+            lit += sun_light(&mut occluded, &unit, p, n, n, &rng, &mut rays).x / cos;
         }
     }
     lit / samples as f32

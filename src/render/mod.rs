@@ -19,7 +19,7 @@ use crate::accel::Ray;
 use crate::camera::Camera;
 use crate::error::{Error, Result};
 use crate::scene::Scene;
-use crate::world::World;
+use crate::world::{SurfaceHit, World};
 
 /// Side of a square render tile, pixels.
 pub const TILE: u32 = 32;
@@ -118,20 +118,7 @@ pub fn render_region(
                 return (tile, Vec::new(), bad);
             }
             let mut shadows = 0u64;
-            let mut pixels = Vec::with_capacity((tile.width() * tile.height()) as usize);
-            for y in tile.y0..tile.y1 {
-                for x in tile.x0..tile.x1 {
-                    pixels.push(render_pixel(
-                        scene,
-                        world,
-                        camera,
-                        x,
-                        y,
-                        &mut shadows,
-                        &mut bad,
-                    ));
-                }
-            }
+            let pixels = render_tile(scene, world, camera, tile, &mut shadows, &mut bad);
             shadow_rays.fetch_add(shadows, Ordering::Relaxed);
             progress.inc(1);
             (tile, pixels, bad)
@@ -201,26 +188,75 @@ impl Bad {
     }
 }
 
-/// Mean linear radiance (rgb) and coverage (a) of pixel (x, y); a sample
-/// whose radiance is not finite counts as black and is recorded in `bad`.
-fn render_pixel(
+/// Mean linear radiance (rgb) and coverage (a) of each pixel of `tile`, row
+/// by row; a sample whose radiance is not finite counts as black and is
+/// recorded in `bad`.
+///
+/// The tile's camera rays are traced as one batch, then the shadow and
+/// sky-light rays of all its samples as another (the terrain walks batches
+/// eight rays at a time). The shading runs twice: once to list the rays it
+/// asks about, once with their answers. Each sample gets exactly what
+/// [`trace`] gives it on its own.
+fn render_tile(
     scene: &Scene,
     world: &World,
     camera: &Camera,
-    x: u32,
-    y: u32,
+    tile: Rect,
     shadows: &mut u64,
     bad: &mut Bad,
-) -> Vec4 {
+) -> Vec<Vec4> {
     let n = scene.image.samples;
-    let pixel = y as u64 * camera.width as u64 + x as u64;
-    let mut sum = Vec4::ZERO;
-    for s in 0..n {
-        let (jx, jy) = sampler::sample_offset(scene.seed, pixel, s, n);
-        // No ray: background outside the projection, transparent black.
-        if let Some(ray) = camera.ray(x as f32 + jx, y as f32 + jy) {
-            let rng = sampler::SampleRng::new(scene.seed, pixel, s, n);
-            let c = trace(scene, world, &ray, &rng, shadows);
+    let seed = scene.seed;
+    let pixel_index = |x: u32, y: u32| y as u64 * camera.width as u64 + x as u64;
+    // Every sample of every pixel in order (pixel, then sample), with its
+    // camera ray; none outside the projection.
+    let samples: Vec<(u32, u32, u32, Option<Ray>)> = (tile.y0..tile.y1)
+        .flat_map(|y| (tile.x0..tile.x1).map(move |x| (x, y)))
+        .flat_map(|(x, y)| {
+            (0..n).map(move |s| {
+                let (jx, jy) = sampler::sample_offset(seed, pixel_index(x, y), s, n);
+                (x, y, s, camera.ray(x as f32 + jx, y as f32 + jy))
+            })
+        })
+        .collect();
+    let rays: Vec<Ray> = samples.iter().filter_map(|s| s.3).collect();
+    let hits = world.intersect_batch(&rays);
+
+    // The secondary rays the shading of each hit asks about, in order.
+    let mut queries = Vec::new();
+    let mut limits = Vec::new();
+    let mut record = |ray: &Ray, t_max: f32| {
+        queries.push(*ray);
+        limits.push(t_max);
+        true // as if blocked: nothing more is evaluated
+    };
+    let mut hit_of_ray = hits.iter();
+    for &(x, y, s, ray) in &samples {
+        if ray.is_some() {
+            if let Some(Some(hit)) = hit_of_ray.next() {
+                let rng = sampler::SampleRng::new(seed, pixel_index(x, y), s, n);
+                lights(scene, hit, &rng, &mut record, &mut 0);
+            }
+        }
+    }
+    let blocked = world.occluded_batch(&queries, &limits);
+
+    let mut answers = blocked.iter();
+    let mut answer = |_: &Ray, _: f32| {
+        *answers
+            .next()
+            .expect("the shading asks the rays it listed, in order")
+    };
+    let mut hit_of_ray = hits.iter();
+    let mut pixels = Vec::with_capacity((tile.width() * tile.height()) as usize);
+    for pixel in samples.chunks(n as usize) {
+        let mut sum = Vec4::ZERO;
+        for &(x, y, s, ray) in pixel {
+            // No ray: background outside the projection, transparent black.
+            let Some(ray) = ray else { continue };
+            let hit = hit_of_ray.next().expect("one hit slot per ray");
+            let rng = sampler::SampleRng::new(seed, pixel_index(x, y), s, n);
+            let c = shade(scene, world, &ray, hit.as_ref(), &rng, &mut answer, shadows);
             if c.is_finite() {
                 sum += c.extend(1.0);
             } else {
@@ -231,8 +267,9 @@ fn render_pixel(
                 });
             }
         }
+        pixels.push(sum / n as f32);
     }
-    sum / n as f32
+    pixels
 }
 
 /// Linear radiance arriving along the camera ray `ray`; `rays` counts the
@@ -245,18 +282,53 @@ pub fn trace(
     rng: &sampler::SampleRng,
     rays: &mut u64,
 ) -> Vec3 {
+    let hit = world.intersect(ray);
+    let mut occluded = |r: &Ray, t_max: f32| world.occluded(r, t_max);
+    shade(scene, world, ray, hit.as_ref(), rng, &mut occluded, rays)
+}
+
+/// Linear radiance arriving along the camera ray `ray` whose closest
+/// surface is `hit`; `occluded` answers the shadow and sky-light rays, and
+/// `rays` counts them.
+#[inline]
+fn shade(
+    scene: &Scene,
+    world: &World,
+    ray: &Ray,
+    hit: Option<&SurfaceHit>,
+    rng: &sampler::SampleRng,
+    occluded: &mut impl FnMut(&Ray, f32) -> bool,
+    rays: &mut u64,
+) -> Vec3 {
     let sun = &scene.sun;
     let sky = || scene.sky.radiance(ray.dir, sun.direction, sun.radiance);
-    let Some(hit) = world.intersect(ray) else {
+    let Some(hit) = hit else {
         return sky() + sun_disc(sun, ray.dir);
     };
-    let (p, n, ng) = (hit.point, hit.normal, hit.geometric_normal);
-    let albedo = world.albedo(&hit);
+    let albedo = world.albedo(hit);
     // Lambert: reflected radiance = albedo/π · sun irradiance; the sky
     // light is already a radiance that the albedo multiplies.
-    let sun_e = light::sun_light(world, sun, p, n, ng, rng, rays);
+    let (sun_e, sky_l) = lights(scene, hit, rng, occluded, rays);
+    let surface = albedo * (sun_e * std::f32::consts::FRAC_1_PI + sky_l);
+    scene
+        .fog
+        .apply(surface, ray.origin.y, ray.dir.y, hit.t, sky)
+}
+
+/// Sun irradiance and sky light at the surface `hit`.
+#[inline]
+fn lights(
+    scene: &Scene,
+    hit: &SurfaceHit,
+    rng: &sampler::SampleRng,
+    occluded: &mut impl FnMut(&Ray, f32) -> bool,
+    rays: &mut u64,
+) -> (Vec3, Vec3) {
+    let (p, n, ng) = (hit.point, hit.normal, hit.geometric_normal);
+    let sun = &scene.sun;
+    let sun_e = light::sun_light(occluded, sun, p, n, ng, rng, rays);
     let sky_l = light::sky_light(
-        world,
+        occluded,
         &scene.sky,
         &scene.sky_light,
         sun,
@@ -266,10 +338,7 @@ pub fn trace(
         rng,
         rays,
     );
-    let surface = albedo * (sun_e * std::f32::consts::FRAC_1_PI + sky_l);
-    scene
-        .fog
-        .apply(surface, ray.origin.y, ray.dir.y, hit.t, sky)
+    (sun_e, sky_l)
 }
 
 /// The sun's disc seen directly: its irradiance spread over the disc's
@@ -334,6 +403,52 @@ mod tests {
         )
         .unwrap();
         assert_eq!((stats.bad_samples, stats.first_bad_pixel), (0, None));
+    }
+
+    /// Tiles trace their camera rays and then their shadow and sky-light
+    /// rays as batches, shading in two passes; every sample must still get
+    /// exactly what tracing it alone gives: terrain, listed, analytic and
+    /// instanced rocks, soft sun and sky light, and rays outside a fisheye.
+    #[test]
+    fn tiles_match_tracing_each_sample_alone() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        for name in [
+            "scenes/boulder-field.json",
+            "scenes/cobble-rocks.json",
+            "scenes/eroded-island.json",
+            "scenes/fisheye.json",
+        ] {
+            let mut scene = crate::scene::load(&root.join(name)).unwrap();
+            (scene.image.width, scene.image.height, scene.image.samples) = (40, 30, 2);
+            if let Some(rock) = scene.rocks.first_mut() {
+                rock.analytic = true;
+            }
+            let world = World::build(&scene);
+            let camera = scene.camera();
+            let none = AtomicBool::new(false);
+            let (fb, stats) =
+                render(&scene, &world, &camera, &ProgressBar::hidden(), &none).unwrap();
+            let n = scene.image.samples;
+            let mut rays = 0;
+            for y in 0..camera.height {
+                for x in 0..camera.width {
+                    let pixel = y as u64 * camera.width as u64 + x as u64;
+                    let mut sum = Vec4::ZERO;
+                    for s in 0..n {
+                        let (jx, jy) = sampler::sample_offset(scene.seed, pixel, s, n);
+                        if let Some(ray) = camera.ray(x as f32 + jx, y as f32 + jy) {
+                            let rng = sampler::SampleRng::new(scene.seed, pixel, s, n);
+                            sum += trace(&scene, &world, &ray, &rng, &mut rays).extend(1.0);
+                        }
+                    }
+                    let alone = (sum / n as f32).to_array().map(f32::to_bits);
+                    let tiled = fb.pixels[pixel as usize].to_array().map(f32::to_bits);
+                    assert_eq!(tiled, alone, "{name}: pixel ({x}, {y})");
+                }
+            }
+            assert_eq!(stats.shadow_rays, rays, "{name}: secondary rays");
+            assert!(rays > 1000, "{name}: the scene casts shadow rays");
+        }
     }
 
     #[test]
