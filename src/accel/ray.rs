@@ -42,6 +42,13 @@ impl Ray {
         }
     }
 
+    /// The shear of the watertight test and its dominant axis (0, 1, 2 for
+    /// x, y, z).
+    #[inline]
+    pub(crate) fn shear(&self) -> (Vec3, u8) {
+        (self.shear, self.kz)
+    }
+
     /// The point at parameter `t`.
     #[inline]
     pub fn at(&self, t: f32) -> Vec3 {

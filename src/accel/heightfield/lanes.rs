@@ -20,6 +20,7 @@
 use std::arch::x86_64::*;
 
 use super::{on_line, HeightField};
+use crate::accel::bvh::Hit;
 use crate::accel::ray::{Ray, CULL_SLACK, ROBUST_FAR};
 
 /// Whether this CPU can run the lanes.
@@ -52,16 +53,71 @@ struct State {
     fwd_z: [i32; 8],
     /// All ones where the ray does not climb.
     descending: [i32; 8],
+    /// The watertight test's shear, and its dominant axis as masks (all
+    /// ones where it is x, where it is y; z otherwise).
+    sx: [f32; 8],
+    sy: [f32; 8],
+    sz: [f32; 8],
+    kz_x: [i32; 8],
+    kz_y: [i32; 8],
+    /// The best hit so far (its t is `t_best`): barycentrics and triangle,
+    /// `NO_HIT` for none.
+    best_u: [f32; 8],
+    best_v: [f32; 8],
+    best_triangle: [i32; 8],
+}
+
+/// `best_triangle` of a lane without a hit: above every triangle index, so
+/// that any hit beats it (as any hit beats `None` in [`Hit::beats`]).
+const NO_HIT: i32 = i32::MAX;
+
+/// What a batch wants to know of each ray.
+pub(super) trait Query {
+    /// Whether the first hit ends the ray (occlusion), rather than the
+    /// closest one being sought.
+    const ANY: bool;
+    /// Answers ray `k` alone (a ray along a grid line).
+    fn single(&mut self, field: &HeightField, k: usize, ray: &Ray, t_max: f32);
+    /// Records the answer for ray `k`: its best hit.
+    fn finish(&mut self, k: usize, best: Option<Hit>);
+}
+
+/// Closest hits, into `hits[k]`.
+pub(super) struct Closest<'a>(pub &'a mut [Option<Hit>]);
+
+impl Query for Closest<'_> {
+    const ANY: bool = false;
+    fn single(&mut self, field: &HeightField, k: usize, ray: &Ray, t_max: f32) {
+        self.0[k] = field.intersect(ray, t_max);
+    }
+    fn finish(&mut self, k: usize, best: Option<Hit>) {
+        self.0[k] = best;
+    }
+}
+
+/// Occlusion, into `blocked[k]`.
+pub(super) struct Any<'a>(pub &'a mut [bool]);
+
+impl Query for Any<'_> {
+    const ANY: bool = true;
+    fn single(&mut self, field: &HeightField, k: usize, ray: &Ray, t_max: f32) {
+        self.0[k] = field.occluded(ray, t_max);
+    }
+    fn finish(&mut self, k: usize, best: Option<Hit>) {
+        self.0[k] = best.is_some();
+    }
 }
 
 /// Levels the lanes handle: the start of each level in the range array
 /// is looked up with two 8-entry permutes.
 pub(super) const LANE_LEVELS: u32 = 16;
 
-/// Walks every ray of `rays` (with its own `t_max`) as
-/// [`HeightField::walk_all_sides`] does, calling `cell(field, k, i, j,
-/// &mut t_best)` for ray `k`'s candidate cells in the same order; a ray
-/// stops when its call returns true.
+/// Answers `query` for every ray of `rays` (with its own `t_max`) as
+/// [`HeightField::intersect`] or [`HeightField::occluded`] would: each lane
+/// walks as [`HeightField::walk`] does and tests a cell's two triangles as
+/// [`HeightField::closest_in_cell`] does, all in the lanes; a cell whose
+/// edge functions come out exactly zero (the test's f64 fallback) is
+/// tested by the scalar code.
 ///
 /// # Safety
 ///
@@ -69,11 +125,11 @@ pub(super) const LANE_LEVELS: u32 = 16;
 /// range counts must fit in an `i32` and it must have at most
 /// [`LANE_LEVELS`] levels ([`HeightField::fits_lanes`]).
 #[target_feature(enable = "avx2")]
-pub(super) unsafe fn walk(
+pub(super) unsafe fn walk<Q: Query>(
     field: &HeightField,
     rays: &[Ray],
     t_max: &[f32],
-    cell: &mut impl FnMut(&HeightField, usize, usize, usize, &mut f32) -> bool,
+    query: &mut Q,
 ) {
     let mut base = [0i32; LANE_LEVELS as usize];
     for (b, &l) in base.iter_mut().zip(&field.level_base) {
@@ -116,7 +172,7 @@ pub(super) unsafe fn walk(
     };
     let mut next = 0;
     for lane in 0..8 {
-        fill(field, rays, t_max, &mut next, &mut s, lane, cell);
+        fill(field, rays, t_max, &mut next, &mut s, lane, query);
     }
 
     let data = field.data.as_ptr();
@@ -171,7 +227,10 @@ pub(super) unsafe fn walk(
         let sample = _mm256_add_epi32(_mm256_mullo_epi32(bi, cols), bj);
         let first = _mm256_blendv_epi8(stored, sample, leaf);
         let second = _mm256_blendv_epi8(stored, _mm256_add_epi32(sample, cols), leaf);
-        let [lo, hi] = range_of_pairs(data, first, second);
+        let [y00, y01, y10, y11] = pairs(data, first, second);
+        let lo = _mm256_min_ps(_mm256_min_ps(y00, y01), _mm256_min_ps(y10, y11));
+        let hi = _mm256_max_ps(_mm256_max_ps(y00, y01), _mm256_max_ps(y10, y11));
+
         // The ray's height at both ends of its stretch in the block.
         let ya = _mm256_add_ps(oy, _mm256_mul_ps(dy, t));
         let yb = _mm256_add_ps(oy, _mm256_mul_ps(dy, t_limit));
@@ -189,16 +248,70 @@ pub(super) unsafe fn walk(
             ),
         );
 
-        // Leaf cells leave the lanes: the caller tests their triangles.
+        // Leaf cells: both triangles tested in the lanes.
         let mut stopped = 0;
-        let mut leaves = _mm256_movemask_ps(_mm256_and_ps(overlaps, leaf_ps));
-        if leaves != 0 {
-            while leaves != 0 {
-                let lane = leaves.trailing_zeros() as usize;
-                leaves &= leaves - 1;
+        let leaves = _mm256_and_ps(overlaps, leaf_ps);
+        if _mm256_movemask_ps(leaves) != 0 {
+            let corner = |dj: __m256i, di: __m256i, y: __m256| {
+                [
+                    line(_mm256_add_epi32(bj, dj), x_cells, x_size),
+                    y,
+                    line(_mm256_add_epi32(bi, di), z_cells, z_size),
+                ]
+            };
+            let cell = Sheared::new(
+                &s,
+                [
+                    corner(zero, zero, y00),
+                    corner(zero, one, y10),
+                    corner(one, zero, y01),
+                    corner(one, one, y11),
+                ],
+            );
+            let [p00, p10, p01, p11] = cell.corners;
+            let first_id = _mm256_slli_epi32::<1>(_mm256_add_epi32(
+                _mm256_mullo_epi32(bi, _mm256_sub_epi32(cols, one)),
+                bj,
+            ));
+            let first = Triangle::test(p00, p10, p01);
+            let second = Triangle::test(p01, p10, p11);
+            // Cells with an exactly zero edge function go to the scalar test.
+            let scalar = _mm256_and_ps(leaves, _mm256_or_ps(first.zero, second.zero));
+            let simd = _mm256_andnot_ps(scalar, leaves);
+            if Q::ANY {
+                let blocked =
+                    _mm256_and_ps(simd, _mm256_or_ps(first.hits(t_best), second.hits(t_best)));
+                stopped = _mm256_movemask_ps(blocked);
+            } else {
+                let mut best = Best::load(&s, t_best);
+                best.offer(&first, first_id, simd);
+                best.offer(&second, _mm256_add_epi32(first_id, one), simd);
+                best.store(&mut s);
+            }
+            let mut scalar = _mm256_movemask_ps(scalar);
+            while scalar != 0 {
+                let lane = scalar.trailing_zeros() as usize;
+                scalar &= scalar - 1;
                 let (i, j) = (s.bi[lane] as usize, s.bj[lane] as usize);
-                if cell(field, s.ray[lane] as usize, i, j, &mut s.t_best[lane]) {
-                    stopped |= 1 << lane;
+                let ray = &rays[s.ray[lane] as usize];
+                if Q::ANY {
+                    if field.blocks_in_cell(ray, i, j, s.t_best[lane]) {
+                        stopped |= 1 << lane;
+                    }
+                } else {
+                    let mut best = lane_best(&s, lane);
+                    field.closest_in_cell(ray, i, j, &mut s.t_best[lane], &mut best);
+                    if let Some(hit) = best {
+                        s.best_u[lane] = hit.u;
+                        s.best_v[lane] = hit.v;
+                        s.best_triangle[lane] = hit.triangle as i32;
+                    }
+                }
+            }
+            // An occluded ray keeps a mark of its hit for `finish`.
+            for lane in 0..8 {
+                if stopped & (1 << lane) != 0 {
+                    s.best_triangle[lane] = 0;
                 }
             }
             t_best = load(&s.t_best);
@@ -298,7 +411,7 @@ pub(super) unsafe fn walk(
         while done != 0 {
             let lane = done.trailing_zeros() as usize;
             done &= done - 1;
-            fill(field, rays, t_max, &mut next, &mut s, lane, cell);
+            fill(field, rays, t_max, &mut next, &mut s, lane, query);
         }
     }
 }
@@ -314,8 +427,11 @@ fn fill(
     next: &mut usize,
     s: &mut State,
     lane: usize,
-    cell: &mut impl FnMut(&HeightField, usize, usize, usize, &mut f32) -> bool,
+    query: &mut impl Query,
 ) {
+    if s.ray[lane] >= 0 {
+        query.finish(s.ray[lane] as usize, lane_best(s, lane));
+    }
     while *next < rays.len() {
         let k = *next;
         *next += 1;
@@ -323,12 +439,11 @@ fn fill(
         if (ray.dir.x == 0.0 && on_line(&field.xs, ray.origin.x))
             || (ray.dir.z == 0.0 && on_line(&field.zs, ray.origin.z))
         {
-            field.walk_all_sides(ray, t_max[k], &mut |f, i, j, t_best| {
-                cell(f, k, i, j, t_best)
-            });
+            query.single(field, k, ray, t_max[k]);
             continue;
         }
         let Some(start) = field.start(ray, t_max[k]) else {
+            query.finish(k, None);
             continue;
         };
         let (o, d, inv) = (ray.origin, ray.dir, ray.inv_dir);
@@ -349,6 +464,13 @@ fn fill(
         s.fwd_x[lane] = -((inv.x > 0.0) as i32);
         s.fwd_z[lane] = -((inv.z > 0.0) as i32);
         s.descending[lane] = -((d.y <= 0.0) as i32);
+        let (shear, kz) = ray.shear();
+        s.sx[lane] = shear.x;
+        s.sy[lane] = shear.y;
+        s.sz[lane] = shear.z;
+        s.kz_x[lane] = -((kz == 0) as i32);
+        s.kz_y[lane] = -((kz == 1) as i32);
+        s.best_triangle[lane] = NO_HIT;
         return;
     }
     s.ray[lane] = -1;
@@ -357,67 +479,230 @@ fn fill(
     s.bj[lane] = 0;
 }
 
-/// Per lane, the min and max of the f32 pairs at `data[first]` and
-/// `data[second]`.
-#[inline(always)]
-unsafe fn range_of_pairs(data: *const f32, first: __m256i, second: __m256i) -> [__m256; 2] {
-    let pairs = |at: __m256i| {
-        let gather = |half: __m128i| {
-            _mm256_castsi256_ps(_mm256_i32gather_epi64::<4>(data as *const i64, half))
+/// Per lane, the f32 pairs at `data[first]` and `data[second]`, as four
+/// vectors: first.0, first.1, second.0, second.1.
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn pairs(data: *const f32, first: __m256i, second: __m256i) -> [__m256; 4] {
+    let split = |at: __m256i| {
+        let mut index = [0i32; 8];
+        _mm256_storeu_si256(index.as_mut_ptr() as *mut __m256i, at);
+        // Four 64-bit loads per half: cheaper than a gather on this
+        // hardware (AMD Zen 3: a 4-wide gather costs ~3 ns, these ~1.7).
+        let half = |k: usize| {
+            let low = _mm_loadl_epi64(data.add(index[k] as usize) as *const __m128i);
+            _mm_castpd_si128(_mm_loadh_pd(
+                _mm_castsi128_pd(low),
+                data.add(index[k + 1] as usize) as *const f64,
+            ))
+        };
+        let (a, b, c, d) = (half(0), half(2), half(4), half(6));
+        // Lanes 0–3 and 4–7 as (x, y) pairs.
+        let low = _mm256_castsi256_ps(_mm256_inserti128_si256::<1>(_mm256_castsi128_si256(a), b));
+        let high = _mm256_castsi256_ps(_mm256_inserti128_si256::<1>(_mm256_castsi128_si256(c), d));
+        // Even and odd elements, lanes in the order 0 1 4 5 2 3 6 7; the
+        // 64-bit permute puts them back.
+        let order = |v: __m256| {
+            _mm256_castpd_ps(_mm256_permute4x64_pd::<0b11_01_10_00>(_mm256_castps_pd(v)))
         };
         (
-            gather(_mm256_castsi256_si128(at)),
-            gather(_mm256_extracti128_si256::<1>(at)),
+            order(_mm256_shuffle_ps::<0b10_00_10_00>(low, high)),
+            order(_mm256_shuffle_ps::<0b11_01_11_01>(low, high)),
         )
     };
-    // Lanes 0–3 and 4–7, each as (a, b) pairs.
-    let (first_low, first_high) = pairs(first);
-    let (second_low, second_high) = pairs(second);
-    let (min_low, max_low) = (
-        _mm256_min_ps(first_low, second_low),
-        _mm256_max_ps(first_low, second_low),
-    );
-    let (min_high, max_high) = (
-        _mm256_min_ps(first_high, second_high),
-        _mm256_max_ps(first_high, second_high),
-    );
-    // Even and odd elements: lanes in the order 0 1 4 5 2 3 6 7, which
-    // the final 64-bit permute puts back.
-    let lo = _mm256_min_ps(
-        _mm256_shuffle_ps::<0b10_00_10_00>(min_low, min_high),
-        _mm256_shuffle_ps::<0b11_01_11_01>(min_low, min_high),
-    );
-    let hi = _mm256_max_ps(
-        _mm256_shuffle_ps::<0b10_00_10_00>(max_low, max_high),
-        _mm256_shuffle_ps::<0b11_01_11_01>(max_low, max_high),
-    );
-    let order =
-        |v: __m256| _mm256_castpd_ps(_mm256_permute4x64_pd::<0b11_01_10_00>(_mm256_castps_pd(v)));
-    [order(lo), order(hi)]
+    let (a, b) = split(first);
+    let (c, d) = split(second);
+    [a, b, c, d]
+}
+
+/// A cell's four corners moved into each lane's ray frame (as
+/// [`crate::accel::ray::shear_vertices`] does, lane by lane).
+struct Sheared {
+    corners: [[__m256; 3]; 4],
+}
+
+impl Sheared {
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn new(s: &State, points: [[__m256; 3]; 4]) -> Sheared {
+        let (ox, oy, oz) = (load(&s.ox), load(&s.oy), load(&s.oz));
+        let (sx, sy, sz) = (load(&s.sx), load(&s.sy), load(&s.sz));
+        let kz_x = _mm256_castsi256_ps(load_i(&s.kz_x));
+        let kz_y = _mm256_castsi256_ps(load_i(&s.kz_y));
+        // Which of x, y, z each permuted axis takes: z dominant keeps
+        // (x, y, z), y dominant takes (z, x, y), x dominant (y, z, x).
+        let pick = |x: __m256, y: __m256, z: __m256| {
+            _mm256_blendv_ps(_mm256_blendv_ps(x, z, kz_y), y, kz_x)
+        };
+        let corners = points.map(|[px, py, pz]| {
+            let (ax, ay, az) = (
+                _mm256_sub_ps(px, ox),
+                _mm256_sub_ps(py, oy),
+                _mm256_sub_ps(pz, oz),
+            );
+            let kx = pick(ax, ay, az);
+            let ky = pick(ay, az, ax);
+            let kz = pick(az, ax, ay);
+            [
+                _mm256_sub_ps(kx, _mm256_mul_ps(sx, kz)),
+                _mm256_sub_ps(ky, _mm256_mul_ps(sy, kz)),
+                _mm256_mul_ps(sz, kz),
+            ]
+        });
+        Sheared { corners }
+    }
+}
+
+/// The watertight test of one triangle per lane, as
+/// [`crate::accel::ray::hit_sheared`] computes it, up to the t_max test.
+struct Triangle {
+    /// Lanes with an exactly zero edge function (for the f64 fallback).
+    zero: __m256,
+    /// Lanes where the ray passes inside the edges.
+    inside: __m256,
+    t: __m256,
+    u: __m256,
+    v: __m256,
+}
+
+impl Triangle {
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn test(a: [__m256; 3], b: [__m256; 3], c: [__m256; 3]) -> Triangle {
+        let [ax, ay, az] = a;
+        let [bx, by, bz] = b;
+        let [cx, cy, cz] = c;
+        let edge = |p: __m256, q: __m256, r: __m256, s: __m256| {
+            _mm256_sub_ps(_mm256_mul_ps(p, q), _mm256_mul_ps(r, s))
+        };
+        let u = edge(cx, by, cy, bx);
+        let v = edge(ax, cy, ay, cx);
+        let w = edge(bx, ay, by, ax);
+        let zero_ps = _mm256_setzero_ps();
+        let eq = |e: __m256| _mm256_cmp_ps::<_CMP_EQ_OQ>(e, zero_ps);
+        let lt = |e: __m256| _mm256_cmp_ps::<_CMP_LT_OQ>(e, zero_ps);
+        let gt = |e: __m256| _mm256_cmp_ps::<_CMP_GT_OQ>(e, zero_ps);
+        let zero = _mm256_or_ps(_mm256_or_ps(eq(u), eq(v)), eq(w));
+        let outside = _mm256_and_ps(
+            _mm256_or_ps(_mm256_or_ps(lt(u), lt(v)), lt(w)),
+            _mm256_or_ps(_mm256_or_ps(gt(u), gt(v)), gt(w)),
+        );
+        let det = _mm256_add_ps(_mm256_add_ps(u, v), w);
+        let t = _mm256_add_ps(
+            _mm256_add_ps(_mm256_mul_ps(u, az), _mm256_mul_ps(v, bz)),
+            _mm256_mul_ps(w, cz),
+        );
+        let inv = _mm256_div_ps(_mm256_set1_ps(1.0), det);
+        Triangle {
+            zero,
+            inside: _mm256_xor_ps(outside, _mm256_castsi256_ps(_mm256_set1_epi32(-1))),
+            t: _mm256_mul_ps(t, inv),
+            u: _mm256_mul_ps(v, inv),
+            v: _mm256_mul_ps(w, inv),
+        }
+    }
+
+    /// Lanes where the triangle is hit within (0, t_max].
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn hits(&self, t_max: __m256) -> __m256 {
+        _mm256_and_ps(
+            self.inside,
+            _mm256_and_ps(
+                _mm256_cmp_ps::<_CMP_GT_OQ>(self.t, _mm256_setzero_ps()),
+                _mm256_cmp_ps::<_CMP_LE_OQ>(self.t, t_max),
+            ),
+        )
+    }
+}
+
+/// Each lane's best hit, as vectors.
+struct Best {
+    t: __m256,
+    u: __m256,
+    v: __m256,
+    triangle: __m256i,
+}
+
+impl Best {
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn load(s: &State, t_best: __m256) -> Best {
+        Best {
+            t: t_best,
+            u: load(&s.best_u),
+            v: load(&s.best_v),
+            triangle: load_i(&s.best_triangle),
+        }
+    }
+
+    /// Keeps `tri`'s hit (triangle `id`) in the lanes of `mask` where it
+    /// beats the best so far ([`Hit::beats`]).
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn offer(&mut self, tri: &Triangle, id: __m256i, mask: __m256) {
+        let closer = _mm256_cmp_ps::<_CMP_LT_OQ>(tri.t, self.t);
+        let tie = _mm256_and_ps(
+            _mm256_cmp_ps::<_CMP_EQ_OQ>(tri.t, self.t),
+            _mm256_castsi256_ps(_mm256_cmpgt_epi32(self.triangle, id)),
+        );
+        let take = _mm256_and_ps(
+            _mm256_and_ps(mask, tri.hits(self.t)),
+            _mm256_or_ps(closer, tie),
+        );
+        self.t = _mm256_blendv_ps(self.t, tri.t, take);
+        self.u = _mm256_blendv_ps(self.u, tri.u, take);
+        self.v = _mm256_blendv_ps(self.v, tri.v, take);
+        self.triangle = _mm256_blendv_epi8(self.triangle, id, _mm256_castps_si256(take));
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn store(&self, s: &mut State) {
+        store(&mut s.t_best, self.t);
+        store(&mut s.best_u, self.u);
+        store(&mut s.best_v, self.v);
+        store_i(&mut s.best_triangle, self.triangle);
+    }
+}
+
+/// Lane `lane`'s best hit.
+fn lane_best(s: &State, lane: usize) -> Option<Hit> {
+    (s.best_triangle[lane] != NO_HIT).then(|| Hit {
+        t: s.t_best[lane],
+        u: s.best_u[lane],
+        v: s.best_v[lane],
+        triangle: s.best_triangle[lane] as u32,
+    })
 }
 
 /// min(a, b) per lane that ignores a NaN `b`, as the scalar `lower`.
-#[inline(always)]
+#[inline]
+#[target_feature(enable = "avx2")]
 unsafe fn lower(a: __m256, b: __m256) -> __m256 {
     _mm256_blendv_ps(a, b, _mm256_cmp_ps::<_CMP_LT_OQ>(b, a))
 }
 
-#[inline(always)]
+#[inline]
+#[target_feature(enable = "avx2")]
 unsafe fn load(v: &[f32; 8]) -> __m256 {
     _mm256_load_ps(v.as_ptr())
 }
 
-#[inline(always)]
+#[inline]
+#[target_feature(enable = "avx2")]
 unsafe fn store(v: &mut [f32; 8], x: __m256) {
     _mm256_store_ps(v.as_mut_ptr(), x)
 }
 
-#[inline(always)]
+#[inline]
+#[target_feature(enable = "avx2")]
 unsafe fn load_i(v: &[i32; 8]) -> __m256i {
     _mm256_load_si256(v.as_ptr() as *const __m256i)
 }
 
-#[inline(always)]
+#[inline]
+#[target_feature(enable = "avx2")]
 unsafe fn store_i(v: &mut [i32; 8], x: __m256i) {
     _mm256_store_si256(v.as_mut_ptr() as *mut __m256i, x)
 }

@@ -305,54 +305,36 @@ impl HeightField {
     /// as one ray at a time, and faster: where the CPU has AVX2 the rays
     /// walk eight at a time.
     pub fn intersect_batch(&self, rays: &[Ray], t_max: &[f32], hits: &mut [Option<Hit>]) {
-        hits.fill(None);
-        self.walk_batch(rays, t_max, &mut |field, k, i, j, t_best| {
-            field.closest_in_cell(&rays[k], i, j, t_best, &mut hits[k]);
-            false
-        });
-    }
-
-    /// [`HeightField::occluded`] for each ray of a batch, as
-    /// [`HeightField::intersect_batch`].
-    pub fn occluded_batch(&self, rays: &[Ray], t_max: &[f32], blocked: &mut [bool]) {
-        blocked.fill(false);
-        self.walk_batch(rays, t_max, &mut |field, k, i, j, _| {
-            blocked[k] = field.blocks_in_cell(&rays[k], i, j, t_max[k]);
-            blocked[k]
-        });
-    }
-
-    /// Walks each ray of a batch, in AVX2 lanes where the CPU has them.
-    fn walk_batch(
-        &self,
-        rays: &[Ray],
-        t_max: &[f32],
-        cell: &mut impl FnMut(&HeightField, usize, usize, usize, &mut f32) -> bool,
-    ) {
-        assert_eq!(rays.len(), t_max.len(), "one t_max per ray");
+        assert!(rays.len() == t_max.len() && rays.len() == hits.len());
         #[cfg(target_arch = "x86_64")]
         if self.fits_lanes() && lanes::available() {
             // SAFETY: the CPU has AVX2 and the field's indices fit in i32.
             #[allow(unsafe_code)]
             unsafe {
-                lanes::walk(self, rays, t_max, cell)
+                lanes::walk(self, rays, t_max, &mut lanes::Closest(hits))
             };
             return;
         }
-        self.walk_batch_one_by_one(rays, t_max, cell);
+        for (k, ray) in rays.iter().enumerate() {
+            hits[k] = self.intersect(ray, t_max[k]);
+        }
     }
 
-    /// Walks each ray of a batch on its own.
-    fn walk_batch_one_by_one(
-        &self,
-        rays: &[Ray],
-        t_max: &[f32],
-        cell: &mut impl FnMut(&HeightField, usize, usize, usize, &mut f32) -> bool,
-    ) {
+    /// [`HeightField::occluded`] for each ray of a batch, as
+    /// [`HeightField::intersect_batch`].
+    pub fn occluded_batch(&self, rays: &[Ray], t_max: &[f32], blocked: &mut [bool]) {
+        assert!(rays.len() == t_max.len() && rays.len() == blocked.len());
+        #[cfg(target_arch = "x86_64")]
+        if self.fits_lanes() && lanes::available() {
+            // SAFETY: the CPU has AVX2 and the field's indices fit in i32.
+            #[allow(unsafe_code)]
+            unsafe {
+                lanes::walk(self, rays, t_max, &mut lanes::Any(blocked))
+            };
+            return;
+        }
         for (k, ray) in rays.iter().enumerate() {
-            self.walk_all_sides(ray, t_max[k], &mut |f, i, j, t_best| {
-                cell(f, k, i, j, t_best)
-            });
+            blocked[k] = self.occluded(ray, t_max[k]);
         }
     }
 
