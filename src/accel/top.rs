@@ -142,6 +142,15 @@ impl TopLevel {
         };
         let mut ground = vec![None; rays.len()];
         field.intersect_batch(rays, t_max, &mut ground);
+        if self.objects.len() == 1 {
+            for (hit, ground) in hits.iter_mut().zip(ground) {
+                *hit = ground.map(|hit| ObjectHit {
+                    object: terrain,
+                    hit,
+                });
+            }
+            return;
+        }
         for (k, ray) in rays.iter().enumerate() {
             let first = ground[k].map(|hit| ObjectHit {
                 object: terrain,
@@ -212,6 +221,9 @@ impl TopLevel {
             return;
         };
         field.occluded_batch(rays, t_max, blocked);
+        if self.objects.len() == 1 {
+            return;
+        }
         for (k, ray) in rays.iter().enumerate() {
             blocked[k] = blocked[k] || self.any(ray, t_max[k], Some(terrain));
         }

@@ -2,6 +2,7 @@
 
 use glam::{Vec3, Vec4};
 use image::{DynamicImage, RgbImage, RgbaImage};
+use rayon::prelude::*;
 
 use super::Rect;
 use crate::shade::tonemap::{self, Tonemap};
@@ -69,7 +70,7 @@ impl Framebuffer {
     pub fn to_srgb8(&self, exposure_scale: f32, op: Tonemap) -> DynamicImage {
         let encoded: Vec<[u8; 4]> = self
             .pixels
-            .iter()
+            .par_iter()
             .map(|&p| {
                 let c = tonemap::apply(op, unpremultiplied(p) * exposure_scale);
                 [

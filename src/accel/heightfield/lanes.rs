@@ -108,6 +108,9 @@ impl Query for Any<'_> {
     }
 }
 
+/// Groups of eight lanes walked in turn.
+const GROUPS: usize = 2;
+
 /// Levels the lanes handle: the start of each level in the range array
 /// is looked up with two 8-entry permutes.
 pub(super) const LANE_LEVELS: u32 = 16;
@@ -166,13 +169,17 @@ pub(super) unsafe fn walk<Q: Query>(
             size,
         )
     };
-    let mut s = State {
+    // Two groups of eight lanes: while one waits on a load or a division,
+    // the other's independent work fills the pipeline.
+    let mut groups: [State; GROUPS] = std::array::from_fn(|_| State {
         ray: [-1; 8],
         ..State::default()
-    };
+    });
     let mut next = 0;
-    for lane in 0..8 {
-        fill(field, rays, t_max, &mut next, &mut s, lane, query);
+    for s in groups.iter_mut() {
+        for lane in 0..8 {
+            fill(field, rays, t_max, &mut next, s, lane, query);
+        }
     }
 
     let data = field.data.as_ptr();
@@ -186,232 +193,239 @@ pub(super) unsafe fn walk<Q: Query>(
     let robust_far = _mm256_set1_ps(ROBUST_FAR);
 
     loop {
-        let ray = load_i(&s.ray);
-        let active = _mm256_cmpgt_epi32(ray, _mm256_set1_epi32(-1));
-        if _mm256_movemask_ps(_mm256_castsi256_ps(active)) == 0 {
-            return;
-        }
-        let (level, bi, bj) = (load_i(&s.level), load_i(&s.bi), load_i(&s.bj));
-        let (fwd_x, fwd_z) = (load_i(&s.fwd_x), load_i(&s.fwd_z));
-        let (ox, oy, oz) = (load(&s.ox), load(&s.oy), load(&s.oz));
-        let (inv_x, inv_z) = (load(&s.inv_x), load(&s.inv_z));
-        let (dy, eps, t_leave, t) = (load(&s.dy), load(&s.eps), load(&s.t_leave), load(&s.t));
+        let mut idle = 0;
+        for s in groups.iter_mut() {
+            let ray = load_i(&s.ray);
+            let active = _mm256_cmpgt_epi32(ray, _mm256_set1_epi32(-1));
+            if _mm256_movemask_ps(_mm256_castsi256_ps(active)) == 0 {
+                idle += 1;
+                continue;
+            }
+            let (level, bi, bj) = (load_i(&s.level), load_i(&s.bi), load_i(&s.bj));
+            let (fwd_x, fwd_z) = (load_i(&s.fwd_x), load_i(&s.fwd_z));
+            let (ox, oy, oz) = (load(&s.ox), load(&s.oy), load(&s.oz));
+            let (inv_x, inv_z) = (load(&s.inv_x), load(&s.inv_z));
+            let (dy, eps, t_leave, t) = (load(&s.dy), load(&s.eps), load(&s.t_leave), load(&s.t));
 
-        // The block's exit faces: the far side on each axis.
-        let col = _mm256_min_epi32(
-            _mm256_sllv_epi32(_mm256_add_epi32(bj, _mm256_and_si256(fwd_x, one)), level),
-            cw,
-        );
-        let row = _mm256_min_epi32(
-            _mm256_sllv_epi32(_mm256_add_epi32(bi, _mm256_and_si256(fwd_z, one)), level),
-            ch,
-        );
-        let tx = _mm256_mul_ps(_mm256_sub_ps(line(col, x_cells, x_size), ox), inv_x);
-        let tz = _mm256_mul_ps(_mm256_sub_ps(line(row, z_cells, z_size), oz), inv_z);
-        let t_exit = lower(lower(t_leave, tx), tz);
-        let mut t_best = load(&s.t_best);
-        let t_limit = lower(t_exit, _mm256_mul_ps(t_best, slack));
-
-        // The block's range: stored for levels ≥ 1, from the cell's four
-        // heights at level 0. Both are read as two (f32, f32) pairs: the
-        // cell's top and bottom sample pairs, or the stored (min, max)
-        // twice; the range is the min and max of the four values.
-        let leaf = _mm256_cmpeq_epi32(level, zero);
-        let leaf_ps = _mm256_castsi256_ps(leaf);
-        let (blocks_x, blocks_z) = (level_cols(level), level_rows(level));
-        let block = _mm256_add_epi32(
-            _mm256_add_epi32(level_base(level), _mm256_mullo_epi32(bi, blocks_x)),
-            bj,
-        );
-        let stored = _mm256_add_epi32(ranges_at, _mm256_slli_epi32::<1>(block));
-        let sample = _mm256_add_epi32(_mm256_mullo_epi32(bi, cols), bj);
-        let first = _mm256_blendv_epi8(stored, sample, leaf);
-        let second = _mm256_blendv_epi8(stored, _mm256_add_epi32(sample, cols), leaf);
-        let [y00, y01, y10, y11] = pairs(data, first, second);
-        let lo = _mm256_min_ps(_mm256_min_ps(y00, y01), _mm256_min_ps(y10, y11));
-        let hi = _mm256_max_ps(_mm256_max_ps(y00, y01), _mm256_max_ps(y10, y11));
-
-        // The ray's height at both ends of its stretch in the block.
-        let ya = _mm256_add_ps(oy, _mm256_mul_ps(dy, t));
-        let yb = _mm256_add_ps(oy, _mm256_mul_ps(dy, t_limit));
-        let descending = _mm256_castsi256_ps(load_i(&s.descending));
-        let y_low = _mm256_blendv_ps(ya, yb, descending);
-        let y_high = _mm256_blendv_ps(yb, ya, descending);
-        let overlaps = _mm256_and_ps(
-            _mm256_and_ps(
-                _mm256_cmp_ps::<_CMP_LE_OQ>(t, _mm256_mul_ps(t_limit, robust_far)),
-                _mm256_cmp_ps::<_CMP_LE_OQ>(y_low, _mm256_add_ps(hi, eps)),
-            ),
-            _mm256_and_ps(
-                _mm256_cmp_ps::<_CMP_GE_OQ>(y_high, _mm256_sub_ps(lo, eps)),
-                _mm256_castsi256_ps(active),
-            ),
-        );
-
-        // Leaf cells: both triangles tested in the lanes.
-        let mut stopped = 0;
-        let leaves = _mm256_and_ps(overlaps, leaf_ps);
-        if _mm256_movemask_ps(leaves) != 0 {
-            let corner = |dj: __m256i, di: __m256i, y: __m256| {
-                [
-                    line(_mm256_add_epi32(bj, dj), x_cells, x_size),
-                    y,
-                    line(_mm256_add_epi32(bi, di), z_cells, z_size),
-                ]
-            };
-            let cell = Sheared::new(
-                &s,
-                [
-                    corner(zero, zero, y00),
-                    corner(zero, one, y10),
-                    corner(one, zero, y01),
-                    corner(one, one, y11),
-                ],
+            // The block's exit faces: the far side on each axis.
+            let col = _mm256_min_epi32(
+                _mm256_sllv_epi32(_mm256_add_epi32(bj, _mm256_and_si256(fwd_x, one)), level),
+                cw,
             );
-            let [p00, p10, p01, p11] = cell.corners;
-            let first_id = _mm256_slli_epi32::<1>(_mm256_add_epi32(
-                _mm256_mullo_epi32(bi, _mm256_sub_epi32(cols, one)),
+            let row = _mm256_min_epi32(
+                _mm256_sllv_epi32(_mm256_add_epi32(bi, _mm256_and_si256(fwd_z, one)), level),
+                ch,
+            );
+            let tx = _mm256_mul_ps(_mm256_sub_ps(line(col, x_cells, x_size), ox), inv_x);
+            let tz = _mm256_mul_ps(_mm256_sub_ps(line(row, z_cells, z_size), oz), inv_z);
+            let t_exit = lower(lower(t_leave, tx), tz);
+            let mut t_best = load(&s.t_best);
+            let t_limit = lower(t_exit, _mm256_mul_ps(t_best, slack));
+
+            // The block's range: stored for levels ≥ 1, from the cell's four
+            // heights at level 0. Both are read as two (f32, f32) pairs: the
+            // cell's top and bottom sample pairs, or the stored (min, max)
+            // twice; the range is the min and max of the four values.
+            let leaf = _mm256_cmpeq_epi32(level, zero);
+            let leaf_ps = _mm256_castsi256_ps(leaf);
+            let (blocks_x, blocks_z) = (level_cols(level), level_rows(level));
+            let block = _mm256_add_epi32(
+                _mm256_add_epi32(level_base(level), _mm256_mullo_epi32(bi, blocks_x)),
                 bj,
-            ));
-            let first = Triangle::test(p00, p10, p01);
-            let second = Triangle::test(p01, p10, p11);
-            // Cells with an exactly zero edge function go to the scalar test.
-            let scalar = _mm256_and_ps(leaves, _mm256_or_ps(first.zero, second.zero));
-            let simd = _mm256_andnot_ps(scalar, leaves);
-            if Q::ANY {
-                let blocked =
-                    _mm256_and_ps(simd, _mm256_or_ps(first.hits(t_best), second.hits(t_best)));
-                stopped = _mm256_movemask_ps(blocked);
-            } else {
-                let mut best = Best::load(&s, t_best);
-                best.offer(&first, first_id, simd);
-                best.offer(&second, _mm256_add_epi32(first_id, one), simd);
-                best.store(&mut s);
-            }
-            let mut scalar = _mm256_movemask_ps(scalar);
-            while scalar != 0 {
-                let lane = scalar.trailing_zeros() as usize;
-                scalar &= scalar - 1;
-                let (i, j) = (s.bi[lane] as usize, s.bj[lane] as usize);
-                let ray = &rays[s.ray[lane] as usize];
+            );
+            let stored = _mm256_add_epi32(ranges_at, _mm256_slli_epi32::<1>(block));
+            let sample = _mm256_add_epi32(_mm256_mullo_epi32(bi, cols), bj);
+            let first = _mm256_blendv_epi8(stored, sample, leaf);
+            let second = _mm256_blendv_epi8(stored, _mm256_add_epi32(sample, cols), leaf);
+            let [y00, y01, y10, y11] = pairs(data, first, second);
+            let lo = _mm256_min_ps(_mm256_min_ps(y00, y01), _mm256_min_ps(y10, y11));
+            let hi = _mm256_max_ps(_mm256_max_ps(y00, y01), _mm256_max_ps(y10, y11));
+
+            // The ray's height at both ends of its stretch in the block.
+            let ya = _mm256_add_ps(oy, _mm256_mul_ps(dy, t));
+            let yb = _mm256_add_ps(oy, _mm256_mul_ps(dy, t_limit));
+            let descending = _mm256_castsi256_ps(load_i(&s.descending));
+            let y_low = _mm256_blendv_ps(ya, yb, descending);
+            let y_high = _mm256_blendv_ps(yb, ya, descending);
+            let overlaps = _mm256_and_ps(
+                _mm256_and_ps(
+                    _mm256_cmp_ps::<_CMP_LE_OQ>(t, _mm256_mul_ps(t_limit, robust_far)),
+                    _mm256_cmp_ps::<_CMP_LE_OQ>(y_low, _mm256_add_ps(hi, eps)),
+                ),
+                _mm256_and_ps(
+                    _mm256_cmp_ps::<_CMP_GE_OQ>(y_high, _mm256_sub_ps(lo, eps)),
+                    _mm256_castsi256_ps(active),
+                ),
+            );
+
+            // Leaf cells: both triangles tested in the lanes.
+            let mut stopped = 0;
+            let leaves = _mm256_and_ps(overlaps, leaf_ps);
+            if _mm256_movemask_ps(leaves) != 0 {
+                let corner = |dj: __m256i, di: __m256i, y: __m256| {
+                    [
+                        line(_mm256_add_epi32(bj, dj), x_cells, x_size),
+                        y,
+                        line(_mm256_add_epi32(bi, di), z_cells, z_size),
+                    ]
+                };
+                let cell = Sheared::new(
+                    s,
+                    [
+                        corner(zero, zero, y00),
+                        corner(zero, one, y10),
+                        corner(one, zero, y01),
+                        corner(one, one, y11),
+                    ],
+                );
+                let [p00, p10, p01, p11] = cell.corners;
+                let first_id = _mm256_slli_epi32::<1>(_mm256_add_epi32(
+                    _mm256_mullo_epi32(bi, _mm256_sub_epi32(cols, one)),
+                    bj,
+                ));
+                let first = Triangle::test(p00, p10, p01);
+                let second = Triangle::test(p01, p10, p11);
+                // Cells with an exactly zero edge function go to the scalar test.
+                let scalar = _mm256_and_ps(leaves, _mm256_or_ps(first.zero, second.zero));
+                let simd = _mm256_andnot_ps(scalar, leaves);
                 if Q::ANY {
-                    if field.blocks_in_cell(ray, i, j, s.t_best[lane]) {
-                        stopped |= 1 << lane;
-                    }
+                    let blocked =
+                        _mm256_and_ps(simd, _mm256_or_ps(first.hits(t_best), second.hits(t_best)));
+                    stopped = _mm256_movemask_ps(blocked);
                 } else {
-                    let mut best = lane_best(&s, lane);
-                    field.closest_in_cell(ray, i, j, &mut s.t_best[lane], &mut best);
-                    if let Some(hit) = best {
-                        s.best_u[lane] = hit.u;
-                        s.best_v[lane] = hit.v;
-                        s.best_triangle[lane] = hit.triangle as i32;
+                    let mut best = Best::load(s, t_best);
+                    best.offer(&first, first_id, simd);
+                    best.offer(&second, _mm256_add_epi32(first_id, one), simd);
+                    best.store(s);
+                }
+                let mut scalar = _mm256_movemask_ps(scalar);
+                while scalar != 0 {
+                    let lane = scalar.trailing_zeros() as usize;
+                    scalar &= scalar - 1;
+                    let (i, j) = (s.bi[lane] as usize, s.bj[lane] as usize);
+                    let ray = &rays[s.ray[lane] as usize];
+                    if Q::ANY {
+                        if field.blocks_in_cell(ray, i, j, s.t_best[lane]) {
+                            stopped |= 1 << lane;
+                        }
+                    } else {
+                        let mut best = lane_best(s, lane);
+                        field.closest_in_cell(ray, i, j, &mut s.t_best[lane], &mut best);
+                        if let Some(hit) = best {
+                            s.best_u[lane] = hit.u;
+                            s.best_v[lane] = hit.v;
+                            s.best_triangle[lane] = hit.triangle as i32;
+                        }
                     }
                 }
-            }
-            // An occluded ray keeps a mark of its hit for `finish`.
-            for lane in 0..8 {
-                if stopped & (1 << lane) != 0 {
-                    s.best_triangle[lane] = 0;
+                // An occluded ray keeps a mark of its hit for `finish`.
+                for lane in 0..8 {
+                    if stopped & (1 << lane) != 0 {
+                        s.best_triangle[lane] = 0;
+                    }
                 }
+                t_best = load(&s.t_best);
             }
-            t_best = load(&s.t_best);
+            let descend = _mm256_andnot_ps(leaf_ps, overlaps);
+
+            // Across: to the neighbour over the exit face (x's when it comes
+            // first, never one the ray runs along), then up where that
+            // neighbour lies in a new parent.
+            let finished = _mm256_or_ps(
+                _mm256_cmp_ps::<_CMP_GE_OQ>(t_exit, t_leave),
+                _mm256_cmp_ps::<_CMP_GT_OQ>(t_exit, _mm256_mul_ps(t_best, slack)),
+            );
+            let x_first = _mm256_castps_si256(_mm256_or_ps(
+                _mm256_cmp_ps::<_CMP_LE_OQ>(tx, tz),
+                _mm256_cmp_ps::<_CMP_UNORD_Q>(tz, tz),
+            ));
+            let v = _mm256_blendv_epi8(bi, bj, x_first);
+            let forward = _mm256_blendv_epi8(fwd_z, fwd_x, x_first);
+            let blocks = _mm256_blendv_epi8(blocks_z, blocks_x, x_first);
+            let v_fwd = _mm256_add_epi32(v, one);
+            let v_back = _mm256_sub_epi32(v, one);
+            let moved = _mm256_blendv_epi8(v_back, v_fwd, forward);
+            let on_grid = _mm256_blendv_epi8(
+                _mm256_cmpgt_epi32(v, zero),
+                _mm256_cmpgt_epi32(blocks, v_fwd),
+                forward,
+            );
+            // Forward, the first child of a parent is even; backward, odd.
+            let odd = _mm256_cmpeq_epi32(_mm256_and_si256(moved, one), one);
+            let new_parent = _mm256_xor_si256(odd, forward);
+            let ascend = _mm256_and_si256(new_parent, _mm256_cmpgt_epi32(top, level));
+            let across_bj = _mm256_blendv_epi8(bj, moved, x_first);
+            let across_bi = _mm256_blendv_epi8(moved, bi, x_first);
+            let across_level = _mm256_sub_epi32(level, ascend);
+            let up = _mm256_and_si256(ascend, one);
+            let across_bj = _mm256_srlv_epi32(across_bj, up);
+            let across_bi = _mm256_srlv_epi32(across_bi, up);
+
+            // Down: into the child the ray is in at t.
+            let down_level = _mm256_max_epi32(_mm256_sub_epi32(level, one), zero);
+            let col_mid = _mm256_min_epi32(
+                _mm256_sllv_epi32(
+                    _mm256_add_epi32(_mm256_slli_epi32::<1>(bj), one),
+                    down_level,
+                ),
+                cw,
+            );
+            let row_mid = _mm256_min_epi32(
+                _mm256_sllv_epi32(
+                    _mm256_add_epi32(_mm256_slli_epi32::<1>(bi), one),
+                    down_level,
+                ),
+                ch,
+            );
+            let past_x = _mm256_castps_si256(_mm256_cmp_ps::<_CMP_GE_OQ>(
+                t,
+                _mm256_mul_ps(_mm256_sub_ps(line(col_mid, x_cells, x_size), ox), inv_x),
+            ));
+            let past_z = _mm256_castps_si256(_mm256_cmp_ps::<_CMP_GE_OQ>(
+                t,
+                _mm256_mul_ps(_mm256_sub_ps(line(row_mid, z_cells, z_size), oz), inv_z),
+            ));
+            // Far half where (forward == past), i.e. where they do not differ.
+            let far_x = _mm256_andnot_si256(_mm256_xor_si256(fwd_x, past_x), one);
+            let far_z = _mm256_andnot_si256(_mm256_xor_si256(fwd_z, past_z), one);
+            let (down_cols, down_rows) = (level_cols(down_level), level_rows(down_level));
+            let down_bj = _mm256_min_epi32(
+                _mm256_add_epi32(_mm256_slli_epi32::<1>(bj), far_x),
+                _mm256_sub_epi32(down_cols, one),
+            );
+            let down_bi = _mm256_min_epi32(
+                _mm256_add_epi32(_mm256_slli_epi32::<1>(bi), far_z),
+                _mm256_sub_epi32(down_rows, one),
+            );
+
+            // Each lane keeps its own move; empty lanes stay at block (0, 0).
+            let descend_i = _mm256_castps_si256(descend);
+            let keep = |across: __m256i, down: __m256i| {
+                _mm256_and_si256(_mm256_blendv_epi8(across, down, descend_i), active)
+            };
+            store_i(&mut s.level, keep(across_level, down_level));
+            store_i(&mut s.bi, keep(across_bi, down_bi));
+            store_i(&mut s.bj, keep(across_bj, down_bj));
+            store(&mut s.t, _mm256_blendv_ps(t_exit, t, descend));
+
+            // Lanes whose ray is done take the next one.
+            let done = _mm256_andnot_ps(
+                descend,
+                _mm256_or_ps(
+                    finished,
+                    _mm256_castsi256_ps(_mm256_xor_si256(on_grid, _mm256_set1_epi32(-1))),
+                ),
+            );
+            let mut done = (_mm256_movemask_ps(_mm256_and_ps(done, _mm256_castsi256_ps(active)))
+                | stopped) as u32;
+            while done != 0 {
+                let lane = done.trailing_zeros() as usize;
+                done &= done - 1;
+                fill(field, rays, t_max, &mut next, s, lane, query);
+            }
         }
-        let descend = _mm256_andnot_ps(leaf_ps, overlaps);
-
-        // Across: to the neighbour over the exit face (x's when it comes
-        // first, never one the ray runs along), then up where that
-        // neighbour lies in a new parent.
-        let finished = _mm256_or_ps(
-            _mm256_cmp_ps::<_CMP_GE_OQ>(t_exit, t_leave),
-            _mm256_cmp_ps::<_CMP_GT_OQ>(t_exit, _mm256_mul_ps(t_best, slack)),
-        );
-        let x_first = _mm256_castps_si256(_mm256_or_ps(
-            _mm256_cmp_ps::<_CMP_LE_OQ>(tx, tz),
-            _mm256_cmp_ps::<_CMP_UNORD_Q>(tz, tz),
-        ));
-        let v = _mm256_blendv_epi8(bi, bj, x_first);
-        let forward = _mm256_blendv_epi8(fwd_z, fwd_x, x_first);
-        let blocks = _mm256_blendv_epi8(blocks_z, blocks_x, x_first);
-        let v_fwd = _mm256_add_epi32(v, one);
-        let v_back = _mm256_sub_epi32(v, one);
-        let moved = _mm256_blendv_epi8(v_back, v_fwd, forward);
-        let on_grid = _mm256_blendv_epi8(
-            _mm256_cmpgt_epi32(v, zero),
-            _mm256_cmpgt_epi32(blocks, v_fwd),
-            forward,
-        );
-        // Forward, the first child of a parent is even; backward, odd.
-        let odd = _mm256_cmpeq_epi32(_mm256_and_si256(moved, one), one);
-        let new_parent = _mm256_xor_si256(odd, forward);
-        let ascend = _mm256_and_si256(new_parent, _mm256_cmpgt_epi32(top, level));
-        let across_bj = _mm256_blendv_epi8(bj, moved, x_first);
-        let across_bi = _mm256_blendv_epi8(moved, bi, x_first);
-        let across_level = _mm256_sub_epi32(level, ascend);
-        let up = _mm256_and_si256(ascend, one);
-        let across_bj = _mm256_srlv_epi32(across_bj, up);
-        let across_bi = _mm256_srlv_epi32(across_bi, up);
-
-        // Down: into the child the ray is in at t.
-        let down_level = _mm256_max_epi32(_mm256_sub_epi32(level, one), zero);
-        let col_mid = _mm256_min_epi32(
-            _mm256_sllv_epi32(
-                _mm256_add_epi32(_mm256_slli_epi32::<1>(bj), one),
-                down_level,
-            ),
-            cw,
-        );
-        let row_mid = _mm256_min_epi32(
-            _mm256_sllv_epi32(
-                _mm256_add_epi32(_mm256_slli_epi32::<1>(bi), one),
-                down_level,
-            ),
-            ch,
-        );
-        let past_x = _mm256_castps_si256(_mm256_cmp_ps::<_CMP_GE_OQ>(
-            t,
-            _mm256_mul_ps(_mm256_sub_ps(line(col_mid, x_cells, x_size), ox), inv_x),
-        ));
-        let past_z = _mm256_castps_si256(_mm256_cmp_ps::<_CMP_GE_OQ>(
-            t,
-            _mm256_mul_ps(_mm256_sub_ps(line(row_mid, z_cells, z_size), oz), inv_z),
-        ));
-        // Far half where (forward == past), i.e. where they do not differ.
-        let far_x = _mm256_andnot_si256(_mm256_xor_si256(fwd_x, past_x), one);
-        let far_z = _mm256_andnot_si256(_mm256_xor_si256(fwd_z, past_z), one);
-        let (down_cols, down_rows) = (level_cols(down_level), level_rows(down_level));
-        let down_bj = _mm256_min_epi32(
-            _mm256_add_epi32(_mm256_slli_epi32::<1>(bj), far_x),
-            _mm256_sub_epi32(down_cols, one),
-        );
-        let down_bi = _mm256_min_epi32(
-            _mm256_add_epi32(_mm256_slli_epi32::<1>(bi), far_z),
-            _mm256_sub_epi32(down_rows, one),
-        );
-
-        // Each lane keeps its own move; empty lanes stay at block (0, 0).
-        let descend_i = _mm256_castps_si256(descend);
-        let keep = |across: __m256i, down: __m256i| {
-            _mm256_and_si256(_mm256_blendv_epi8(across, down, descend_i), active)
-        };
-        store_i(&mut s.level, keep(across_level, down_level));
-        store_i(&mut s.bi, keep(across_bi, down_bi));
-        store_i(&mut s.bj, keep(across_bj, down_bj));
-        store(&mut s.t, _mm256_blendv_ps(t_exit, t, descend));
-
-        // Lanes whose ray is done take the next one.
-        let done = _mm256_andnot_ps(
-            descend,
-            _mm256_or_ps(
-                finished,
-                _mm256_castsi256_ps(_mm256_xor_si256(on_grid, _mm256_set1_epi32(-1))),
-            ),
-        );
-        let mut done =
-            (_mm256_movemask_ps(_mm256_and_ps(done, _mm256_castsi256_ps(active))) | stopped) as u32;
-        while done != 0 {
-            let lane = done.trailing_zeros() as usize;
-            done &= done - 1;
-            fill(field, rays, t_max, &mut next, &mut s, lane, query);
+        if idle == groups.len() {
+            return;
         }
     }
 }
