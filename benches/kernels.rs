@@ -7,7 +7,9 @@
 //! here. Each iteration traces one row band of 64 × 36 rays, so throughput
 //! reads directly as rays per second.
 //!
-//! - `terrain/*`: the grid hierarchy against the BVH over the same mesh.
+//! - `terrain/*`: the grid hierarchy (one ray at a time, and as a batch:
+//!   eight AVX2 lanes where the CPU has them) against the BVH over the same
+//!   mesh.
 //! - `rocks/*`: a boulder field as instances of one mesh and as copies.
 //! - `build/*`: building the grid hierarchy and the BVH.
 //! - `triangle`: the watertight ray–triangle test alone.
@@ -79,6 +81,14 @@ fn terrain_kernels(c: &mut Criterion) {
                 .count()
         })
     });
+    g.bench_function("primary/grid-batch", |b| {
+        let t_max = vec![f32::INFINITY; rays.len()];
+        let mut hits = vec![None; rays.len()];
+        b.iter(|| {
+            field.intersect_batch(black_box(&rays), &t_max, &mut hits);
+            hits.iter().filter(|h| h.is_some()).count()
+        })
+    });
     g.bench_function("primary/bvh", |b| {
         b.iter(|| {
             rays.iter()
@@ -93,6 +103,14 @@ fn terrain_kernels(c: &mut Criterion) {
                 .iter()
                 .filter(|r| field.occluded(black_box(r), f32::INFINITY))
                 .count()
+        })
+    });
+    g.bench_function("shadow/grid-batch", |b| {
+        let t_max = vec![f32::INFINITY; shadows.len()];
+        let mut blocked = vec![false; shadows.len()];
+        b.iter(|| {
+            field.occluded_batch(black_box(&shadows), &t_max, &mut blocked);
+            blocked.iter().filter(|&&b| b).count()
         })
     });
     g.bench_function("shadow/bvh", |b| {
