@@ -10,7 +10,7 @@ pub enum Segment {
     Index(usize),
 }
 
-/// Splits "a.b[2].c" into segments.
+/// Splits `a.b[2].c` into segments.
 pub fn parse_path(path: &str) -> Vec<Segment> {
     let mut out = Vec::new();
     for part in path.split('.').filter(|p| !p.is_empty()) {

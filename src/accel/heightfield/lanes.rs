@@ -6,16 +6,24 @@
 //! by side, each in its own lane, and every step is computed for all eight
 //! with selects instead of branches: the range of the block each lane
 //! stands in, its exit distances, the step down and the step across (and
-//! up), of which each lane keeps the one its walk takes. Only the leaf
-//! cells, which a lane reaches about twice per ray, leave the lanes: their
-//! triangles are tested one lane at a time by the caller's code. A lane
-//! whose ray is done takes the next ray of the batch at once, so the lanes
-//! stay full until the batch runs out.
+//! up), of which each lane keeps the one its walk takes. A lane that
+//! reaches a leaf cell its ray may hit tests the cell's two triangles in
+//! the lanes too (the watertight test, with the ray's axis permutation as
+//! selects); only a cell whose edge functions come out exactly zero goes
+//! to the scalar test and its f64 fallback. A lane whose ray is done takes
+//! the next ray of the batch at once, so the lanes stay full until the
+//! batch runs out, and two groups of eight take turns, so that one's loads
+//! and divisions overlap the other's work.
 //!
-//! Every lane computes exactly what [`HeightField::walk`] computes, with
-//! the same operations in the same order (no fused multiply-add), so each
-//! ray visits the same cells and gets the same hit as on its own: the
-//! tests check this bit for bit.
+//! Every lane computes exactly what [`HeightField::walk`] and
+//! [`HeightField::closest_in_cell`] compute, with the same operations in
+//! the same order (no fused multiply-add; grid lines recomputed as
+//! [`crate::terrain::TerrainGrid::position`] places them), so each ray
+//! visits the same cells and gets the same hit as on its own: the tests
+//! check this bit for bit.
+//!
+//! Gathers are avoided: on this project's machines (AMD Zen 3) an 8-wide
+//! gather costs ~5 ns, more than the scalar loads it replaces.
 
 use std::arch::x86_64::*;
 
