@@ -224,8 +224,9 @@ pub(super) unsafe fn walk<Q: Query>(
                 _mm256_sllv_epi32(_mm256_add_epi32(bi, _mm256_and_si256(fwd_z, one)), level),
                 ch,
             );
-            let tx = _mm256_mul_ps(_mm256_sub_ps(line(col, x_cells, x_size), ox), inv_x);
-            let tz = _mm256_mul_ps(_mm256_sub_ps(line(row, z_cells, z_size), oz), inv_z);
+            let (x_exit, z_exit) = (line(col, x_cells, x_size), line(row, z_cells, z_size));
+            let tx = _mm256_mul_ps(_mm256_sub_ps(x_exit, ox), inv_x);
+            let tz = _mm256_mul_ps(_mm256_sub_ps(z_exit, oz), inv_z);
             let t_exit = lower(lower(t_leave, tx), tz);
             let mut t_best = load(&s.t_best);
             let t_limit = lower(t_exit, _mm256_mul_ps(t_best, slack));
@@ -270,21 +271,25 @@ pub(super) unsafe fn walk<Q: Query>(
             let mut stopped = 0;
             let leaves = _mm256_and_ps(overlaps, leaf_ps);
             if _mm256_movemask_ps(leaves) != 0 {
-                let corner = |dj: __m256i, di: __m256i, y: __m256| {
-                    [
-                        line(_mm256_add_epi32(bj, dj), x_cells, x_size),
-                        y,
-                        line(_mm256_add_epi32(bi, di), z_cells, z_size),
-                    ]
+                // A cell's lines: the exit line on each axis (the far one,
+                // computed above) and the one behind it.
+                let behind = |index: __m256i, forward: __m256i| {
+                    _mm256_add_epi32(index, _mm256_andnot_si256(forward, one))
                 };
+                let x_behind = line(behind(bj, fwd_x), x_cells, x_size);
+                let z_behind = line(behind(bi, fwd_z), z_cells, z_size);
+                let (fx, fz) = (_mm256_castsi256_ps(fwd_x), _mm256_castsi256_ps(fwd_z));
+                let (x0, x1) = (
+                    _mm256_blendv_ps(x_exit, x_behind, fx),
+                    _mm256_blendv_ps(x_behind, x_exit, fx),
+                );
+                let (z0, z1) = (
+                    _mm256_blendv_ps(z_exit, z_behind, fz),
+                    _mm256_blendv_ps(z_behind, z_exit, fz),
+                );
                 let cell = Sheared::new(
                     s,
-                    [
-                        corner(zero, zero, y00),
-                        corner(zero, one, y10),
-                        corner(one, zero, y01),
-                        corner(one, one, y11),
-                    ],
+                    [[x0, y00, z0], [x0, y10, z1], [x1, y01, z0], [x1, y11, z1]],
                 );
                 let [p00, p10, p01, p11] = cell.corners;
                 let first_id = _mm256_slli_epi32::<1>(_mm256_add_epi32(
