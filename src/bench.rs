@@ -69,23 +69,27 @@ impl Accel {
 
     /// Distance and unit geometric normal of the closest hit of each ray
     /// (a field traces the batch at once).
-    fn intersect(&self, rays: &[Ray], out: &mut Vec<Option<(f32, Vec3)>>) {
-        out.clear();
+    fn intersect(&self, rays: &[Ray]) -> Vec<Option<(f32, Vec3)>> {
         match self {
             Accel::Field(f) => {
                 let mut hits = vec![None; rays.len()];
                 f.intersect_batch(rays, &vec![f32::INFINITY; rays.len()], &mut hits);
-                out.extend(hits.iter().map(|h| {
-                    h.map(|h| {
-                        let [a, b, c] = f.triangle(h.triangle);
-                        (h.t, crate::mesh::face_normal(a, b, c))
+                hits.iter()
+                    .map(|h| {
+                        h.map(|h| {
+                            let [a, b, c] = f.triangle(h.triangle);
+                            (h.t, crate::mesh::face_normal(a, b, c))
+                        })
                     })
-                }));
+                    .collect()
             }
-            Accel::Mesh(b, m) => out.extend(rays.iter().map(|ray| {
-                b.intersect(ray, f32::INFINITY)
-                    .map(|h| (h.t, m.face_normal(h.triangle as usize)))
-            })),
+            Accel::Mesh(b, m) => rays
+                .iter()
+                .map(|ray| {
+                    b.intersect(ray, f32::INFINITY)
+                        .map(|h| (h.t, m.face_normal(h.triangle as usize)))
+                })
+                .collect(),
         }
     }
 
@@ -194,9 +198,7 @@ fn trace_once(accel: &Accel) -> (Counts, PassTimes) {
             let rays: Vec<Ray> = (0..WIDTH)
                 .map(|px| Ray::new(pos, camera_dir(fwd, right, up, px, py)))
                 .collect();
-            let mut row = Vec::with_capacity(rays.len());
-            accel.intersect(&rays, &mut row);
-            row
+            accel.intersect(&rays)
         })
         .collect();
     let primary = t0.elapsed();

@@ -27,7 +27,7 @@
 
 use std::arch::x86_64::*;
 
-use super::{on_line, HeightField};
+use super::{HeightField, Query};
 use crate::accel::bvh::Hit;
 use crate::accel::ray::{Ray, CULL_SLACK, ROBUST_FAR};
 
@@ -78,43 +78,6 @@ struct State {
 /// `best_triangle` of a lane without a hit: above every triangle index, so
 /// that any hit beats it (as any hit beats `None` in [`Hit::beats`]).
 const NO_HIT: i32 = i32::MAX;
-
-/// What a batch wants to know of each ray.
-pub(super) trait Query {
-    /// Whether the first hit ends the ray (occlusion), rather than the
-    /// closest one being sought.
-    const ANY: bool;
-    /// Answers ray `k` alone (a ray along a grid line).
-    fn single(&mut self, field: &HeightField, k: usize, ray: &Ray, t_max: f32);
-    /// Records the answer for ray `k`: its best hit.
-    fn finish(&mut self, k: usize, best: Option<Hit>);
-}
-
-/// Closest hits, into `hits[k]`.
-pub(super) struct Closest<'a>(pub &'a mut [Option<Hit>]);
-
-impl Query for Closest<'_> {
-    const ANY: bool = false;
-    fn single(&mut self, field: &HeightField, k: usize, ray: &Ray, t_max: f32) {
-        self.0[k] = field.intersect(ray, t_max);
-    }
-    fn finish(&mut self, k: usize, best: Option<Hit>) {
-        self.0[k] = best;
-    }
-}
-
-/// Occlusion, into `blocked[k]`.
-pub(super) struct Any<'a>(pub &'a mut [bool]);
-
-impl Query for Any<'_> {
-    const ANY: bool = true;
-    fn single(&mut self, field: &HeightField, k: usize, ray: &Ray, t_max: f32) {
-        self.0[k] = field.occluded(ray, t_max);
-    }
-    fn finish(&mut self, k: usize, best: Option<Hit>) {
-        self.0[k] = best.is_some();
-    }
-}
 
 /// Groups of eight lanes walked in turn.
 const GROUPS: usize = 2;
@@ -463,9 +426,7 @@ fn fill(
         let k = *next;
         *next += 1;
         let ray = &rays[k];
-        if (ray.dir.x == 0.0 && on_line(&field.xs, ray.origin.x))
-            || (ray.dir.z == 0.0 && on_line(&field.zs, ray.origin.z))
-        {
+        if field.runs_along_a_line(ray) != (false, false) {
             query.single(field, k, ray, t_max[k]);
             continue;
         }

@@ -73,6 +73,45 @@ pub struct HeightField {
     bounds: Aabb,
 }
 
+/// What a batch wants to know of each ray.
+trait Query {
+    /// Whether the first hit ends the ray (occlusion), rather than the
+    /// closest one being sought.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    const ANY: bool;
+    /// Answers ray `k` on its own.
+    fn single(&mut self, field: &HeightField, k: usize, ray: &Ray, t_max: f32);
+    /// Records the answer for ray `k`: its best hit.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    fn finish(&mut self, k: usize, best: Option<Hit>);
+}
+
+/// Closest hits, into `hits[k]`.
+struct Closest<'a>(&'a mut [Option<Hit>]);
+
+impl Query for Closest<'_> {
+    const ANY: bool = false;
+    fn single(&mut self, field: &HeightField, k: usize, ray: &Ray, t_max: f32) {
+        self.0[k] = field.intersect(ray, t_max);
+    }
+    fn finish(&mut self, k: usize, best: Option<Hit>) {
+        self.0[k] = best;
+    }
+}
+
+/// Occlusion, into `blocked[k]`.
+struct Any<'a>(&'a mut [bool]);
+
+impl Query for Any<'_> {
+    const ANY: bool = true;
+    fn single(&mut self, field: &HeightField, k: usize, ray: &Ray, t_max: f32) {
+        self.0[k] = field.occluded(ray, t_max);
+    }
+    fn finish(&mut self, k: usize, best: Option<Hit>) {
+        self.0[k] = best.is_some();
+    }
+}
+
 /// Where a ray's walk starts and ends.
 struct Start {
     /// Entry into the field's box.
@@ -305,36 +344,32 @@ impl HeightField {
     /// as one ray at a time, and faster: where the CPU has AVX2 the rays
     /// walk eight at a time.
     pub fn intersect_batch(&self, rays: &[Ray], t_max: &[f32], hits: &mut [Option<Hit>]) {
-        assert!(rays.len() == t_max.len() && rays.len() == hits.len());
-        #[cfg(target_arch = "x86_64")]
-        if self.fits_lanes() && lanes::available() {
-            // SAFETY: the CPU has AVX2 and the field's indices fit in i32.
-            #[allow(unsafe_code)]
-            unsafe {
-                lanes::walk(self, rays, t_max, &mut lanes::Closest(hits))
-            };
-            return;
-        }
-        for (k, ray) in rays.iter().enumerate() {
-            hits[k] = self.intersect(ray, t_max[k]);
-        }
+        assert_eq!(rays.len(), hits.len(), "one hit slot per ray");
+        self.batch(rays, t_max, &mut Closest(hits));
     }
 
     /// [`HeightField::occluded`] for each ray of a batch, as
     /// [`HeightField::intersect_batch`].
     pub fn occluded_batch(&self, rays: &[Ray], t_max: &[f32], blocked: &mut [bool]) {
-        assert!(rays.len() == t_max.len() && rays.len() == blocked.len());
+        assert_eq!(rays.len(), blocked.len(), "one answer slot per ray");
+        self.batch(rays, t_max, &mut Any(blocked));
+    }
+
+    /// Answers `query` for each ray of a batch: in AVX2 lanes where the CPU
+    /// has them, one ray at a time otherwise.
+    fn batch<Q: Query>(&self, rays: &[Ray], t_max: &[f32], query: &mut Q) {
+        assert_eq!(rays.len(), t_max.len(), "one t_max per ray");
         #[cfg(target_arch = "x86_64")]
         if self.fits_lanes() && lanes::available() {
             // SAFETY: the CPU has AVX2 and the field's indices fit in i32.
             #[allow(unsafe_code)]
             unsafe {
-                lanes::walk(self, rays, t_max, &mut lanes::Any(blocked))
+                lanes::walk(self, rays, t_max, query)
             };
             return;
         }
         for (k, ray) in rays.iter().enumerate() {
-            blocked[k] = self.occluded(ray, t_max[k]);
+            query.single(self, k, ray, t_max[k]);
         }
     }
 
@@ -382,6 +417,16 @@ impl HeightField {
         hit_sheared(p00, p10, p01, t_max).is_some() || hit_sheared(p01, p10, p11, t_max).is_some()
     }
 
+    /// Whether `ray` runs exactly along a column line, and along a row line
+    /// (a zero direction component with the origin on a line).
+    #[inline]
+    fn runs_along_a_line(&self, ray: &Ray) -> (bool, bool) {
+        (
+            ray.dir.x == 0.0 && on_line(&self.xs, ray.origin.x),
+            ray.dir.z == 0.0 && on_line(&self.zs, ray.origin.z),
+        )
+    }
+
     /// Walks the ray, and again on the other side of any grid line it runs
     /// exactly along: a zero direction component walks on one side of the
     /// line its origin sits on (the sign of the zero picks which), so a ray
@@ -392,8 +437,7 @@ impl HeightField {
         t_max: f32,
         cell: &mut impl FnMut(&HeightField, usize, usize, &mut f32) -> bool,
     ) -> bool {
-        let on_x_line = ray.dir.x == 0.0 && on_line(&self.xs, ray.origin.x);
-        let on_z_line = ray.dir.z == 0.0 && on_line(&self.zs, ray.origin.z);
+        let (on_x_line, on_z_line) = self.runs_along_a_line(ray);
         let mut t_best = t_max;
         if !on_x_line && !on_z_line {
             return self.walk(ray, &mut t_best, cell);
