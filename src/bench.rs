@@ -17,6 +17,7 @@ use serde::Serialize;
 use crate::accel::{Bvh, HeightField, Ray};
 use crate::error::{Error, Result};
 use crate::mesh::TriangleMesh;
+use crate::render::{patch_order, Rect, PATCH};
 use crate::terrain::{import, Heightmap, TerrainGrid};
 
 /// Image width of the workload, pixels.
@@ -192,15 +193,28 @@ fn trace_once(accel: &Accel) -> (Counts, PassTimes) {
     let sun = Vec3::new(-1.0, 0.45, 0.6).normalize();
 
     let t0 = Instant::now();
-    let hits: Vec<Option<(f32, Vec3)>> = (0..HEIGHT)
-        .into_par_iter()
-        .flat_map_iter(|py| {
-            let rays: Vec<Ray> = (0..WIDTH)
-                .map(|px| Ray::new(pos, camera_dir(fwd, right, up, px, py)))
+    // Bands of PATCH rows, traced patch by patch as a render tile orders
+    // its pixels, so that neighbouring rays go together.
+    let mut hits: Vec<Option<(f32, Vec3)>> = vec![None; (WIDTH * HEIGHT) as usize];
+    hits.par_chunks_mut((WIDTH * PATCH) as usize)
+        .enumerate()
+        .for_each(|(band, out)| {
+            let y0 = band as u32 * PATCH;
+            let band = Rect {
+                x0: 0,
+                y0,
+                x1: WIDTH,
+                y1: y0 + out.len() as u32 / WIDTH,
+            };
+            let pixels: Vec<(u32, u32)> = patch_order(band).collect();
+            let rays: Vec<Ray> = pixels
+                .iter()
+                .map(|&(px, py)| Ray::new(pos, camera_dir(fwd, right, up, px, py)))
                 .collect();
-            accel.intersect(&rays)
-        })
-        .collect();
+            for (&(px, py), hit) in pixels.iter().zip(accel.intersect(&rays)) {
+                out[((py - y0) * WIDTH + px) as usize] = hit;
+            }
+        });
     let primary = t0.elapsed();
     let t1 = Instant::now();
     let occluded: u64 = (0..HEIGHT)

@@ -154,6 +154,21 @@ pub fn tile_count(width: u32, height: u32) -> u64 {
     width.div_ceil(TILE) as u64 * height.div_ceil(TILE) as u64
 }
 
+/// Side of the square patches a tile's pixels are traced in: the camera
+/// rays of a patch go together (the terrain walks them as a bundle).
+pub const PATCH: u32 = 8;
+
+/// The pixels of `r`, patch by patch (row by row of PATCH × PATCH patches,
+/// each row by row).
+pub fn patch_order(r: Rect) -> impl Iterator<Item = (u32, u32)> {
+    (r.y0..r.y1).step_by(PATCH as usize).flat_map(move |py| {
+        (r.x0..r.x1).step_by(PATCH as usize).flat_map(move |px| {
+            (py..(py + PATCH).min(r.y1))
+                .flat_map(move |y| (px..(px + PATCH).min(r.x1)).map(move |x| (x, y)))
+        })
+    })
+}
+
 /// The tiles covering `r`, row by row.
 pub fn tiles(r: Rect) -> Vec<Rect> {
     let mut out = Vec::new();
@@ -208,10 +223,9 @@ fn render_tile(
     let n = scene.image.samples;
     let seed = scene.seed;
     let pixel_index = |x: u32, y: u32| y as u64 * camera.width as u64 + x as u64;
-    // Every sample of every pixel in order (pixel, then sample), with its
-    // camera ray; none outside the projection.
-    let samples: Vec<(u32, u32, u32, Option<Ray>)> = (tile.y0..tile.y1)
-        .flat_map(|y| (tile.x0..tile.x1).map(move |x| (x, y)))
+    // Every sample of every pixel, patch by patch (pixel, then sample),
+    // with its camera ray; none outside the projection.
+    let samples: Vec<(u32, u32, u32, Option<Ray>)> = patch_order(tile)
         .flat_map(|(x, y)| {
             (0..n).map(move |s| {
                 let (jx, jy) = sampler::sample_offset(seed, pixel_index(x, y), s, n);
@@ -248,8 +262,9 @@ fn render_tile(
             .expect("the shading asks the rays it listed, in order")
     };
     let mut hit_of_ray = hits.iter();
-    let mut pixels = Vec::with_capacity((tile.width() * tile.height()) as usize);
+    let mut pixels = vec![Vec4::ZERO; (tile.width() * tile.height()) as usize];
     for pixel in samples.chunks(n as usize) {
+        let (x, y) = (pixel[0].0, pixel[0].1);
         let mut sum = Vec4::ZERO;
         for &(x, y, s, ray) in pixel {
             // No ray: background outside the projection, transparent black.
@@ -267,7 +282,7 @@ fn render_tile(
                 });
             }
         }
-        pixels.push(sum / n as f32);
+        pixels[((y - tile.y0) * tile.width() + x - tile.x0) as usize] = sum / n as f32;
     }
     pixels
 }

@@ -27,7 +27,7 @@
 
 use std::arch::x86_64::*;
 
-use super::{HeightField, Query};
+use super::{HeightField, Hint, Query};
 use crate::accel::bvh::Hit;
 use crate::accel::ray::{Ray, CULL_SLACK, ROBUST_FAR};
 
@@ -103,6 +103,7 @@ pub(super) unsafe fn walk<Q: Query>(
     field: &HeightField,
     rays: &[Ray],
     t_max: &[f32],
+    hints: &[Hint],
     query: &mut Q,
 ) {
     let mut base = [0i32; LANE_LEVELS as usize];
@@ -146,10 +147,15 @@ pub(super) unsafe fn walk<Q: Query>(
         ray: [-1; 8],
         ..State::default()
     });
-    let mut next = 0;
+    let mut batch = Batch {
+        rays,
+        t_max,
+        hints,
+        next: 0,
+    };
     for s in groups.iter_mut() {
         for lane in 0..8 {
-            fill(field, rays, t_max, &mut next, s, lane, query);
+            fill(field, &mut batch, s, lane, query);
         }
     }
 
@@ -397,7 +403,7 @@ pub(super) unsafe fn walk<Q: Query>(
             while done != 0 {
                 let lane = done.trailing_zeros() as usize;
                 done &= done - 1;
-                fill(field, rays, t_max, &mut next, s, lane, query);
+                fill(field, &mut batch, s, lane, query);
             }
         }
         if idle == groups.len() {
@@ -406,19 +412,32 @@ pub(super) unsafe fn walk<Q: Query>(
     }
 }
 
+/// A batch's rays, with their `t_max` and start hints, and the next one
+/// to hand to a lane.
+struct Batch<'a> {
+    rays: &'a [Ray],
+    t_max: &'a [f32],
+    hints: &'a [Hint],
+    next: usize,
+}
+
 /// Puts the next ray of the batch that needs a lane into `lane`, or empties
 /// it. Rays that miss the field's box need no walk; rays that run exactly
 /// along a grid line are walked on their own, on both sides of the line.
 #[inline(always)]
 fn fill(
     field: &HeightField,
-    rays: &[Ray],
-    t_max: &[f32],
-    next: &mut usize,
+    batch: &mut Batch,
     s: &mut State,
     lane: usize,
     query: &mut impl Query,
 ) {
+    let Batch {
+        rays,
+        t_max,
+        hints,
+        next,
+    } = batch;
     if s.ray[lane] >= 0 {
         query.finish(s.ray[lane] as usize, lane_best(s, lane));
     }
@@ -430,7 +449,7 @@ fn fill(
             query.single(field, k, ray, t_max[k]);
             continue;
         }
-        let Some(start) = field.start(ray, t_max[k]) else {
+        let Some(start) = field.start_from(ray, t_max[k], hints[k]) else {
             query.finish(k, None);
             continue;
         };
@@ -443,7 +462,7 @@ fn fill(
         s.inv_z[lane] = inv.z;
         s.t_leave[lane] = start.t_leave;
         s.eps[lane] = start.eps;
-        s.t[lane] = start.t_enter;
+        s.t[lane] = start.t_start;
         s.t_best[lane] = t_max[k];
         s.level[lane] = start.level as i32;
         s.bi[lane] = start.block[0] as i32;

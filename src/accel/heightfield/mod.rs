@@ -22,7 +22,10 @@
 //! The walk may start at any level, in the block the ray is in where it
 //! enters the field: a ray from outside starts four levels below the root,
 //! a ray from inside (a shadow ray leaving the ground) in its own cell;
-//! either way it meets the same cells in the same order.
+//! either way it meets the same cells in the same order. Camera rays that
+//! share an origin start later still: a bundle of them first walks once as
+//! a cone, down to near the ground, and each ray starts where the cone
+//! stops being clear of the terrain (`bundle`).
 //!
 //! Batches of rays ([`HeightField::intersect_batch`]) walk eight at a time
 //! in AVX2 lanes where the CPU has them (`lanes`), with the same results.
@@ -37,6 +40,7 @@
 use glam::Vec3;
 use rayon::prelude::*;
 
+use self::bundle::Hint;
 use super::bvh::Hit;
 use super::ray::{hit_sheared, shear_vertices, Aabb, Ray, CULL_SLACK, ROBUST_FAR};
 use crate::terrain::TerrainGrid;
@@ -55,6 +59,10 @@ pub struct HeightField {
     data: Vec<f32>,
     /// Where the hierarchy starts in `data`.
     ranges_at: usize,
+    /// For each block of levels 1 and up (indexed as the ranges), the
+    /// highest height under it and its eight neighbours: what a bundle's
+    /// cone checks (`bundle`).
+    peaks: Vec<f32>,
     /// x of each column, as the mesh places it.
     xs: Vec<f32>,
     /// z of each row, as the mesh places it.
@@ -114,15 +122,16 @@ impl Query for Any<'_> {
 
 /// Where a ray's walk starts and ends.
 struct Start {
-    /// Entry into the field's box.
-    t_enter: f32,
+    /// Where the walk starts: the ray's entry into the field's box, or
+    /// later where a bundle's hint says it meets no triangle before.
+    t_start: f32,
     /// Exit from it (finite).
     t_leave: f32,
     /// Slack on the height test.
     eps: f32,
     /// The level the walk starts at.
     level: u32,
-    /// The block of that level the ray is in at `t_enter`: (row, column).
+    /// The block of that level the ray is in at `t_start`: (row, column).
     block: [usize; 2],
 }
 
@@ -227,6 +236,7 @@ impl HeightField {
             min: Vec3::new(xs[0], lo, zs[0]),
             max: Vec3::new(xs[cw], hi, zs[ch]),
         };
+        let peaks = neighbourhood_peaks(&ranges, &level_base, &level_rows, &level_cols, top);
         let ranges_at = heights.len();
         let mut data = heights;
         data.reserve_exact(2 * ranges.len());
@@ -236,6 +246,7 @@ impl HeightField {
             rows,
             data,
             ranges_at,
+            peaks,
             xs,
             zs,
             size: grid.size,
@@ -259,7 +270,7 @@ impl HeightField {
 
     /// Bytes held: heights, column and row positions, and the hierarchy.
     pub fn memory_bytes(&self) -> usize {
-        4 * (self.data.len() + self.xs.len() + self.zs.len())
+        4 * (self.data.len() + self.peaks.len() + self.xs.len() + self.zs.len())
     }
 
     /// Vertex of sample (row `i`, column `j`), bit for bit the mesh's.
@@ -364,7 +375,7 @@ impl HeightField {
             // SAFETY: the CPU has AVX2 and the field's indices fit in i32.
             #[allow(unsafe_code)]
             unsafe {
-                lanes::walk(self, rays, t_max, query)
+                lanes::walk(self, rays, t_max, &self.hints(rays), query)
             };
             return;
         }
@@ -467,6 +478,13 @@ impl HeightField {
     /// the field's box within `t_max`.
     #[inline(always)]
     fn start(&self, ray: &Ray, t_max: f32) -> Option<Start> {
+        self.start_from(ray, t_max, Hint::default())
+    }
+
+    /// [`HeightField::start`], later along the ray where `hint` says no
+    /// triangle is met before it.
+    #[inline(always)]
+    fn start_from(&self, ray: &Ray, t_max: f32, hint: Hint) -> Option<Start> {
         let (t_enter, t_leave) = self.bounds.interval(ray, t_max)?;
         if !t_leave.is_finite() {
             return None; // only a zero direction leaves a finite box unbounded
@@ -480,30 +498,37 @@ impl HeightField {
             + self.bounds.max.y.abs())
             * 4e-6;
         // Where to start (found by counting steps on the peer workload): a
-        // ray that starts inside the box (a shadow ray leaving the ground)
-        // at its own cell, one from outside (a camera ray) four levels
-        // below the root, so it neither descends from the top nor climbs
-        // from the bottom.
-        let level = if t_enter == 0.0 {
-            0
+        // ray with a hint at the hint's level; one that starts inside the
+        // box (a shadow ray leaving the ground) at its own cell, one from
+        // outside (a camera ray) four levels below the root, so it neither
+        // descends from the top nor climbs from the bottom.
+        let (t, level) = if hint.t > t_enter {
+            (hint.t.min(t_leave), hint.level.min(self.top))
+        } else if t_enter == 0.0 {
+            (t_enter, 0)
         } else {
-            self.top.saturating_sub(4)
-        };
-        let (i, j) = if level == self.top {
-            (0, 0)
-        } else {
-            let p = ray.at(t_enter);
-            let j = cell_on_axis(&self.xs, ray.origin.x, ray.inv_dir.x, p.x, t_enter);
-            let i = cell_on_axis(&self.zs, ray.origin.z, ray.inv_dir.z, p.z, t_enter);
-            (i >> level, j >> level)
+            (t_enter, self.top.saturating_sub(4))
         };
         Some(Start {
-            t_enter,
+            t_start: t,
             t_leave,
             eps,
             level,
-            block: [i, j],
+            block: self.block_at(ray, t, level),
         })
+    }
+
+    /// The block of `level` the walk's descent puts `ray` in at parameter
+    /// `t`: (row, column).
+    #[inline(always)]
+    fn block_at(&self, ray: &Ray, t: f32, level: u32) -> [usize; 2] {
+        if level == self.top {
+            return [0, 0];
+        }
+        let p = ray.at(t);
+        let j = cell_on_axis(&self.xs, ray.origin.x, ray.inv_dir.x, p.x, t);
+        let i = cell_on_axis(&self.zs, ray.origin.z, ray.inv_dir.z, p.z, t);
+        [i >> level, j >> level]
     }
 
     /// Walks the blocks along `ray` front to back, calling
@@ -518,7 +543,7 @@ impl HeightField {
         cell: &mut impl FnMut(&HeightField, usize, usize, &mut f32) -> bool,
     ) -> bool {
         let Some(Start {
-            t_enter,
+            t_start,
             t_leave,
             eps,
             level: start_level,
@@ -535,7 +560,7 @@ impl HeightField {
         let descending = d.y <= 0.0;
         let mut level = start_level;
         let (mut bi, mut bj) = (start_i, start_j);
-        let mut t = t_enter;
+        let mut t = t_start;
         loop {
             // The block's exit faces: the far side on each axis.
             let tx = (self.xs[((bj + exit_x) << level).min(cw)] - o.x) * inv.x;
@@ -626,6 +651,35 @@ fn cell_range(heights: &[f32], cols: usize, i: usize, j: usize) -> [f32; 2] {
     [a.min(b).min(c.min(d)), a.max(b).max(c.max(d))]
 }
 
+/// The highest `ranges` maximum over each block of levels 1 to `top` and
+/// its (up to) eight neighbours of the same level, indexed as `ranges`.
+fn neighbourhood_peaks(
+    ranges: &[[f32; 2]],
+    level_base: &[usize],
+    level_rows: &[usize],
+    level_cols: &[usize],
+    top: u32,
+) -> Vec<f32> {
+    let mut peaks = vec![f32::NEG_INFINITY; ranges.len()];
+    for k in 1..=top as usize {
+        let (rows, cols, base) = (level_rows[k], level_cols[k], level_base[k]);
+        let level = &ranges[base..base + rows * cols];
+        peaks[base..base + rows * cols]
+            .par_chunks_mut(cols)
+            .enumerate()
+            .for_each(|(i, row)| {
+                for (j, peak) in row.iter_mut().enumerate() {
+                    for ni in i.saturating_sub(1)..(i + 2).min(rows) {
+                        for nj in j.saturating_sub(1)..(j + 2).min(cols) {
+                            *peak = peak.max(level[ni * cols + nj][1]);
+                        }
+                    }
+                }
+            });
+    }
+    peaks
+}
+
 /// Blocks of `level` along z and x over a grid of `ch` × `cw` cells.
 #[inline(always)]
 fn level_dims(ch: usize, cw: usize, level: u32) -> (usize, usize) {
@@ -645,6 +699,7 @@ fn lower(a: f32, b: f32) -> f32 {
     }
 }
 
+mod bundle;
 #[cfg(target_arch = "x86_64")]
 #[allow(unsafe_code)]
 mod lanes;

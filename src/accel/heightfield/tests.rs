@@ -80,8 +80,90 @@ fn ray_strategy(reach: f32) -> impl Strategy<Value = (Ray, f32)> {
         })
 }
 
+/// The rays of `patches` (pixel patches, PATCH × PATCH, by their top-left
+/// pixel) of a pinhole camera at `origin` looking at `target` with an
+/// `size` × `size` image: 64 rays per patch, all from one origin, as a
+/// render tile hands them to the field.
+fn camera_patches(
+    origin: Vec3,
+    target: Vec3,
+    fov_deg: f32,
+    size: u32,
+    patches: &[(u32, u32)],
+) -> Vec<(Ray, f32)> {
+    let fwd = (target - origin).normalize();
+    let right = Vec3::Y.cross(fwd).normalize();
+    let up = fwd.cross(right);
+    let th = (fov_deg.to_radians() * 0.5).tan();
+    let mut rays = Vec::new();
+    for &(x0, y0) in patches {
+        for y in y0..y0 + 8 {
+            for x in x0..x0 + 8 {
+                let sx = (x as f32 + 0.5) / size as f32 * 2.0 - 1.0;
+                let sy = 1.0 - (y as f32 + 0.5) / size as f32 * 2.0;
+                let dir = (fwd + right * (sx * th) + up * (sy * th)).normalize();
+                rays.push((Ray::new(origin, dir), f32::INFINITY));
+            }
+        }
+    }
+    rays
+}
+
+/// No ray of a bundle meets a triangle before the start its cone gave it:
+/// brute force over the mesh finds every hit at or after it. Returns how
+/// many rays enter the field's box, and how many of them got a start past
+/// their entry.
+fn check_hints(g: &TerrainGrid, rays: &[(Ray, f32)]) -> Result<(usize, usize), TestCaseError> {
+    let field = HeightField::build(g);
+    let mesh = g.to_mesh(false);
+    let list: Vec<Ray> = rays.iter().map(|r| r.0).collect();
+    let (mut entering, mut later) = (0, 0);
+    for (ray, hint) in list.iter().zip(field.hints(&list)) {
+        let Some((t_enter, _)) = field.bounds.interval(ray, f32::INFINITY) else {
+            continue;
+        };
+        entering += 1;
+        later += (hint.t > t_enter) as usize;
+        if let Some((t, _)) = brute_closest(&mesh, ray, f32::INFINITY) {
+            prop_assert!(
+                t >= hint.t,
+                "hit at {} before the start {:?}, ray {:?}",
+                t,
+                hint,
+                ray
+            );
+        }
+    }
+    Ok((entering, later))
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(96))]
+
+    /// Bundles of camera rays (cameras high and low, inside the field's
+    /// box and outside its footprint, narrow and wide views) start their
+    /// walks where their cones say, and still get exactly the hits of one
+    /// ray at a time.
+    #[test]
+    fn camera_bundles_match_single_rays(
+        (w, h, data) in (9usize..40, 9usize..40).prop_flat_map(|(w, h)| {
+            (Just(w), Just(h), prop::collection::vec(-3.0f32..3.0, w * h))
+        }),
+        size in (4.0f32..20.0, 4.0f32..20.0),
+        origin in (-15.0f32..15.0, -2.0f32..12.0, -15.0f32..15.0),
+        target in (-1.0f32..1.0, -3.0f32..3.0, -1.0f32..1.0),
+        fov in 5.0f32..90.0,
+        patches in prop::collection::vec((0u32..7, 0u32..7), 3),
+    ) {
+        let g = grid(w, h, data, [size.0, size.1]);
+        let origin = Vec3::new(origin.0, origin.1, origin.2);
+        let target = Vec3::new(target.0 * size.0 * 0.5, target.1, target.2 * size.1 * 0.5);
+        prop_assume!((target - origin).normalize().y.abs() < 0.99);
+        let patches: Vec<(u32, u32)> = patches.iter().map(|&(x, y)| (x * 8, y * 8)).collect();
+        let rays = camera_patches(origin, target, fov, 64, &patches);
+        check_hints(&g, &rays)?;
+        check_batches(&HeightField::build(&g), &rays)?;
+    }
 
     /// Random grids of any shape (not powers of two, not square, down to
     /// one cell) and random rays from anywhere, including under the terrain.
@@ -163,6 +245,37 @@ fn terrain_rays_match_the_mesh() {
     );
 }
 
+/// Bundles pay off: on a realistic terrain seen from above, most camera
+/// rays start their walks well past their entry into the field's box, at
+/// least half way to their hit, and all of them still match the mesh.
+#[test]
+fn camera_bundles_start_near_the_ground() {
+    let g = TerrainGrid::diamond_square(257, 257, 6.0, 5, [40.0, 40.0]);
+    let patches: Vec<(u32, u32)> = (0..8)
+        .flat_map(|y| (0..8).map(move |x| (x * 128, y * 128)))
+        .collect();
+    let origin = Vec3::new(0.0, 14.0, -26.0);
+    let rays = camera_patches(origin, Vec3::new(0.0, 0.0, 4.0), 60.0, 1024, &patches);
+    let (entering, later) = check_hints(&g, &rays).unwrap();
+    assert!(
+        later * 10 > entering * 9,
+        "{later} of {entering} start later"
+    );
+    let field = HeightField::build(&g);
+    let list: Vec<Ray> = rays.iter().map(|r| r.0).collect();
+    let hints = field.hints(&list);
+    let (mut hits, mut near) = (0, 0);
+    for (ray, hint) in list.iter().zip(&hints) {
+        if let Some(hit) = field.intersect(ray, f32::INFINITY) {
+            hits += 1;
+            near += (hint.t >= 0.5 * hit.t) as usize;
+        }
+    }
+    assert!(hits > rays.len() / 2, "{hits} hits");
+    assert!(near * 10 > hits * 9, "{near} of {hits} hits start half way");
+    check_batches(&field, &rays).unwrap();
+}
+
 /// The cell a walk starts in is the one the descent from the root would
 /// reach: inside it by the descent's own rule at every grid line, on grid
 /// lines too (for both signs of a zero direction).
@@ -234,10 +347,11 @@ fn memory_is_a_few_bytes_per_sample() {
     let n = 257;
     let field = HeightField::build(&grid(n, n, vec![0.0; n * n], [1.0, 1.0]));
     let per_sample = field.memory_bytes() as f64 / (n * n) as f64;
-    // 4 (height) + 8/4 · 4/3 (levels 1 and up; level 0 is computed) ≈ 6.7,
-    // plus the row and column lists.
+    // 4 (height) + 8/4 · 4/3 (ranges of levels 1 and up; level 0 is
+    // computed) + 4/4 · 4/3 (their neighbourhood peaks) ≈ 8.0, plus the row
+    // and column lists.
     assert!(
-        (6.6..6.8).contains(&per_sample),
+        (7.9..8.1).contains(&per_sample),
         "{per_sample} bytes per sample"
     );
     assert_eq!(field.triangle_count(), 2 * 256 * 256);

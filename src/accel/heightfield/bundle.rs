@@ -1,0 +1,186 @@
+//! Camera rays from one origin, walked together down to near the ground.
+//!
+//! A camera ray spends most of its walk descending: from four levels below
+//! the root to the cell it hits, about two steps a level. Its neighbours in
+//! the image descend through nearly the same blocks. So a bundle of rays
+//! that share an origin (an 8 × 8 patch of pixels) first walks once as a
+//! cone: apex at the origin, axis through the middle of the bundle, wide
+//! enough to hold every ray. The cone walks the hierarchy like a ray, but
+//! a block is passed only when the whole cone is above everything near it:
+//! where the cone is no wider than a block, its cross-section lies within
+//! the block and its eight neighbours, so the cone is clear of the terrain
+//! over the block's stretch when its lowest point there is above the
+//! highest of those nine ranges. The cone descends until a block is not
+//! clear, or until it is wider than the blocks below; up to there, along
+//! the axis, no ray of the bundle can meet a triangle.
+//!
+//! Each ray then starts its own walk where it leaves the cleared part of
+//! the cone. A start is only a place to begin: the walk from it meets
+//! every cell the ray crosses after it, and the cells before it hold no
+//! hit, so every ray gets exactly the hit it gets from the field's edge.
+//! All margins are generous against f32 rounding (~1e-6 relative) and
+//! tiny against a block.
+
+use glam::Vec3;
+
+use super::{lower, step, HeightField};
+use crate::accel::ray::Ray;
+
+/// Rays taken together: 64, an 8 × 8 patch of pixels when the caller
+/// orders them so.
+pub(super) const BUNDLE: usize = 64;
+
+/// The widest bundle worth a cone: sine of its half-angle (about 8°).
+const MAX_SIN: f32 = 0.14;
+
+/// Where a ray's walk may start: ray parameter `t` (no hit before it) and
+/// the level of the block it starts in there.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(super) struct Hint {
+    pub t: f32,
+    pub level: u32,
+}
+
+impl HeightField {
+    /// A start hint for each ray of `rays`, bundle by bundle: a bundle
+    /// whose rays all share one origin gets the starts its cone finds; any
+    /// other ray starts at the field's edge (t = 0).
+    pub(super) fn hints(&self, rays: &[Ray]) -> Vec<Hint> {
+        let mut hints = vec![Hint::default(); rays.len()];
+        for (bundle, out) in rays.chunks(BUNDLE).zip(hints.chunks_mut(BUNDLE)) {
+            self.bundle_hints(bundle, out);
+        }
+        hints
+    }
+
+    fn bundle_hints(&self, rays: &[Ray], hints: &mut [Hint]) {
+        let origin = rays[0].origin;
+        if rays.len() < 2 || rays.iter().any(|r| r.origin != origin) {
+            return;
+        }
+        let Some(axis) = rays.iter().map(|r| r.dir).sum::<Vec3>().try_normalize() else {
+            return;
+        };
+        // The cone's half-angle: the widest ray's, from its sine (the part
+        // of d across the axis, accurate for the small angles of a
+        // bundle), widened a little.
+        let mut sin2 = 0.0f32;
+        for r in rays {
+            let along = axis.dot(r.dir);
+            if along.is_nan() || along <= 0.0 {
+                return;
+            }
+            sin2 = sin2.max((r.dir - axis * along).length_squared() / r.dir.length_squared());
+        }
+        if sin2.is_nan() || sin2 > MAX_SIN * MAX_SIN {
+            return;
+        }
+        let tan = (sin2 / (1.0 - sin2)).sqrt() * 1.01 + 1e-6;
+        let Some((clear, level)) = self.clear_cone(origin, axis, tan) else {
+            return;
+        };
+        for (ray, hint) in rays.iter().zip(hints) {
+            // The ray's point at t lies at t·(axis·d) along the axis.
+            let along = axis.dot(ray.dir);
+            let t = clear * (1.0 - 1e-4) / along;
+            if t.is_finite() && t > 0.0 {
+                *hint = Hint { t, level };
+            }
+        }
+    }
+
+    /// How far along `axis` (unit) the cone from `apex` with half-angle
+    /// tan⁻¹ `tan` stays clear of the terrain, and the level the walk was
+    /// at there; None when it is not clear anywhere worth a start.
+    fn clear_cone(&self, apex: Vec3, axis: Vec3, tan: f32) -> Option<(f32, u32)> {
+        if self.top == 0 {
+            return None; // one cell: nothing to skip
+        }
+        let ray = Ray::new(apex, axis);
+        let (o, d, inv) = (ray.origin, ray.dir, ray.inv_dir);
+        let (cw, ch) = (self.cols - 1, self.rows - 1);
+        // The axis over the field's footprint (x and z only).
+        let mut s_in = 0.0f32;
+        let mut s_out = f32::INFINITY;
+        for (lo, hi, o, inv) in [
+            (self.xs[0], self.xs[cw], o.x, inv.x),
+            (self.zs[0], self.zs[ch], o.z, inv.z),
+        ] {
+            let (a, b) = ((lo - o) * inv, (hi - o) * inv);
+            let (a, b) = if a <= b { (a, b) } else { (b, a) };
+            if a.is_nan() || b.is_nan() {
+                // The axis runs in a side's plane: not worth the care.
+                return None;
+            }
+            s_in = s_in.max(a);
+            s_out = s_out.min(b);
+        }
+        if s_in >= s_out || !s_out.is_finite() {
+            return None;
+        }
+        let [lo_all, hi_all] = [self.bounds.min.y, self.bounds.max.y];
+        let extent = self.size[0].max(self.size[1]);
+        // Absolute slack for rounding, growing with the distances involved.
+        let scale = o.abs().max_element() + extent + lo_all.abs() + hi_all.abs();
+        let slack = |s: f32| (scale + s) * 1e-5;
+        let radius = |s: f32| s * tan + slack(s);
+        let y = |s: f32| o.y + d.y * s;
+        // Before the footprint the cone must pass above every height.
+        if s_in > 0.0 && y(0.0).min(y(s_in)) - radius(s_in) <= hi_all + slack(s_in) {
+            return None;
+        }
+        // A block's smallest side at each level.
+        let cell = (self.xs[cw] - self.xs[0]) / cw as f32;
+        let cell = cell.min((self.zs[ch] - self.zs[0]) / ch as f32);
+        let side = |level: u32| cell * (1u64 << level) as f32;
+
+        let (fwd_x, fwd_z) = (inv.x > 0.0, inv.z > 0.0);
+        let (exit_x, exit_z) = (fwd_x as usize, fwd_z as usize);
+        let mut level = self.top;
+        let (mut bi, mut bj) = (0usize, 0usize);
+        let mut t = s_in;
+        loop {
+            let tx = (self.xs[((bj + exit_x) << level).min(cw)] - o.x) * inv.x;
+            let tz = (self.zs[((bi + exit_z) << level).min(ch)] - o.z) * inv.z;
+            let t_exit = lower(lower(s_out, tx), tz);
+            let r = radius(t_exit);
+            if r > side(level) {
+                // Too wide for these blocks' neighbourhoods.
+                return (t > 0.0).then_some((t, level));
+            }
+            let high = self.peaks
+                [self.level_base[level as usize] + bi * self.level_cols[level as usize] + bj];
+            let clear = y(t).min(y(t_exit)) - r > high + slack(t_exit);
+            if !clear {
+                if level == 1 || radius(t_exit) > side(level - 1) {
+                    return (t > 0.0).then_some((t, level));
+                }
+                level -= 1;
+                let col_mid = ((2 * bj + 1) << level).min(cw);
+                let row_mid = ((2 * bi + 1) << level).min(ch);
+                let past_x = t >= (self.xs[col_mid] - o.x) * inv.x;
+                let past_z = t >= (self.zs[row_mid] - o.z) * inv.z;
+                bj = (2 * bj + (fwd_x == past_x) as usize).min(self.level_cols[level as usize] - 1);
+                bi = (2 * bi + (fwd_z == past_z) as usize).min(self.level_rows[level as usize] - 1);
+                continue;
+            }
+            if t_exit >= s_out {
+                return Some((s_out, level));
+            }
+            t = t_exit;
+            let crossed_parent = if tx <= tz || tz.is_nan() {
+                step(&mut bj, fwd_x, self.level_cols[level as usize])
+            } else {
+                step(&mut bi, fwd_z, self.level_rows[level as usize])
+            };
+            let Some(crossed_parent) = crossed_parent else {
+                return Some((t, level));
+            };
+            if crossed_parent && level < self.top {
+                level += 1;
+                bi /= 2;
+                bj /= 2;
+            }
+        }
+    }
+}
