@@ -110,6 +110,9 @@ pub struct Camera {
     pub width: u32,
     /// Image height, pixels.
     pub height: u32,
+    /// tan(fov / 2) of a perspective projection (0 for the others), worked
+    /// out once rather than for every ray.
+    tan_half_fov: f64,
 }
 
 impl Camera {
@@ -128,6 +131,10 @@ impl Camera {
         let forward = (look_at.as_dvec3() - position).normalize();
         let right = up.as_dvec3().cross(forward).normalize();
         let up = forward.cross(right);
+        let tan_half_fov = match projection {
+            Projection::Perspective { fov } => (fov as f64 * 0.5).tan(),
+            _ => 0.0,
+        };
         Camera {
             position,
             forward,
@@ -136,6 +143,7 @@ impl Camera {
             projection,
             width,
             height,
+            tan_half_fov,
         }
     }
 
@@ -175,8 +183,8 @@ impl Camera {
         let (r, u, f) = (self.right, self.up, self.forward);
         let a = self.aspect();
         let dir = match self.projection {
-            Projection::Perspective { fov } => {
-                let t = (fov as f64 * 0.5).tan();
+            Projection::Perspective { .. } => {
+                let t = self.tan_half_fov;
                 (f + s.x * t * r + s.y * (t / a) * u).normalize()
             }
             Projection::Orthographic { width } => {
@@ -237,11 +245,11 @@ impl Camera {
         let (dx, dy, dz) = (rel.dot(self.right), rel.dot(self.up), rel.dot(self.forward));
         let a = self.aspect();
         let s = match self.projection {
-            Projection::Perspective { fov } => {
+            Projection::Perspective { .. } => {
                 if dz <= 0.0 {
                     return None;
                 }
-                let t = (fov as f64 * 0.5).tan();
+                let t = self.tan_half_fov;
                 DVec2::new(dx / dz / t, dy / dz / (t / a))
             }
             Projection::Orthographic { width } => {

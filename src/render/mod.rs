@@ -225,14 +225,13 @@ fn render_tile(
     let pixel_index = |x: u32, y: u32| y as u64 * camera.width as u64 + x as u64;
     // Every sample of every pixel, patch by patch (pixel, then sample),
     // with its camera ray; none outside the projection.
-    let samples: Vec<(u32, u32, u32, Option<Ray>)> = patch_order(tile)
-        .flat_map(|(x, y)| {
-            (0..n).map(move |s| {
-                let (jx, jy) = sampler::sample_offset(seed, pixel_index(x, y), s, n);
-                (x, y, s, camera.ray(x as f32 + jx, y as f32 + jy))
-            })
-        })
-        .collect();
+    let mut samples = Vec::with_capacity((tile.width() * tile.height() * n) as usize);
+    for (x, y) in patch_order(tile) {
+        for s in 0..n {
+            let (jx, jy) = sampler::sample_offset(seed, pixel_index(x, y), s, n);
+            samples.push((x, y, s, camera.ray(x as f32 + jx, y as f32 + jy)));
+        }
+    }
     let rays: Vec<Ray> = samples.iter().filter_map(|s| s.3).collect();
     let hits = world.intersect_batch(&rays);
 
