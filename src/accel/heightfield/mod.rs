@@ -197,34 +197,45 @@ impl HeightField {
             (level_rows[k], level_cols[k]) = level_dims(ch, cw, k as u32);
         }
         // Level k's blocks combine the (up to) four blocks of level k − 1
-        // under them; level 0 (cells) is read from the heights.
-        let mut ranges: Vec<[f32; 2]> = Vec::new();
+        // under them; level 0 (cells) is read from the heights. Each level
+        // is written in place, its rows in parallel.
         for k in 1..=top as usize {
-            level_base[k] = ranges.len();
-            let below = |i: usize, j: usize| {
+            level_base[k] = level_base[k - 1]
+                + if k == 1 {
+                    0
+                } else {
+                    level_rows[k - 1] * level_cols[k - 1]
+                };
+        }
+        let total = level_base[top as usize] + level_rows[top as usize] * level_cols[top as usize];
+        let mut ranges: Vec<[f32; 2]> = vec![[0.0; 2]; if top == 0 { 0 } else { total }];
+        for k in 1..=top as usize {
+            let (below, level) = ranges.split_at_mut(level_base[k]);
+            let below = &below[level_base[k - 1]..];
+            let (below_rows, below_cols) = (level_rows[k - 1], level_cols[k - 1]);
+            let cols_k = level_cols[k];
+            let range_below = |i: usize, j: usize| {
                 if k == 1 {
                     cell_range(&heights, cols, i, j)
                 } else {
-                    ranges[level_base[k - 1] + i * level_cols[k - 1] + j]
+                    below[i * below_cols + j]
                 }
             };
-            let (below_rows, below_cols) = (level_rows[k - 1], level_cols[k - 1]);
-            let level: Vec<[f32; 2]> = (0..level_rows[k])
-                .into_par_iter()
-                .flat_map_iter(|bi| {
-                    (0..level_cols[k]).map(move |bj| {
+            level[..level_rows[k] * cols_k]
+                .par_chunks_mut(cols_k)
+                .enumerate()
+                .for_each(|(bi, row)| {
+                    for (bj, out) in row.iter_mut().enumerate() {
                         let mut r = [f32::INFINITY, f32::NEG_INFINITY];
                         for i in 2 * bi..(2 * bi + 2).min(below_rows) {
                             for j in 2 * bj..(2 * bj + 2).min(below_cols) {
-                                let c = below(i, j);
+                                let c = range_below(i, j);
                                 r = [r[0].min(c[0]), r[1].max(c[1])];
                             }
                         }
-                        r
-                    })
-                })
-                .collect();
-            ranges.extend_from_slice(&level);
+                        *out = r;
+                    }
+                });
         }
         // The root's range is every height's.
         let [lo, hi] = if top == 0 {
