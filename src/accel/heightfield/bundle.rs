@@ -23,7 +23,7 @@
 
 use glam::Vec3;
 
-use super::{lower, step, HeightField};
+use super::{lower, Block, HeightField};
 use crate::accel::ray::Ray;
 
 /// Rays taken together: 64, an 8 × 8 patch of pixels when the caller
@@ -134,53 +134,40 @@ impl HeightField {
         let cell = cell.min((self.zs[ch] - self.zs[0]) / ch as f32);
         let side = |level: u32| cell * (1u64 << level) as f32;
 
-        let (fwd_x, fwd_z) = (inv.x > 0.0, inv.z > 0.0);
-        let (exit_x, exit_z) = (fwd_x as usize, fwd_z as usize);
-        let mut level = self.top;
-        let (mut bi, mut bj) = (0usize, 0usize);
+        let mut block = Block {
+            level: self.top,
+            i: 0,
+            j: 0,
+        };
         let mut t = s_in;
         loop {
-            let tx = (self.xs[((bj + exit_x) << level).min(cw)] - o.x) * inv.x;
-            let tz = (self.zs[((bi + exit_z) << level).min(ch)] - o.z) * inv.z;
+            let (tx, tz) = self.exits(&ray, block);
             let t_exit = lower(lower(s_out, tx), tz);
             let r = radius(t_exit);
+            let level = block.level;
             if r > side(level) {
                 // Too wide for these blocks' neighbourhoods.
                 return (t > 0.0).then_some((t, level));
             }
-            let high = self.peaks
-                [self.level_base[level as usize] + bi * self.level_cols[level as usize] + bj];
-            let clear = y(t).min(y(t_exit)) - r > high + slack(t_exit);
-            if !clear {
-                if level == 1 || radius(t_exit) > side(level - 1) {
+            let high = self.peaks[self.level_base[level as usize]
+                + block.i * self.level_cols[level as usize]
+                + block.j];
+            if y(t).min(y(t_exit)) - r <= high + slack(t_exit) {
+                // Not clear: closer in, or stop where it is too wide to.
+                if level == 1 || r > side(level - 1) {
                     return (t > 0.0).then_some((t, level));
                 }
-                level -= 1;
-                let col_mid = ((2 * bj + 1) << level).min(cw);
-                let row_mid = ((2 * bi + 1) << level).min(ch);
-                let past_x = t >= (self.xs[col_mid] - o.x) * inv.x;
-                let past_z = t >= (self.zs[row_mid] - o.z) * inv.z;
-                bj = (2 * bj + (fwd_x == past_x) as usize).min(self.level_cols[level as usize] - 1);
-                bi = (2 * bi + (fwd_z == past_z) as usize).min(self.level_rows[level as usize] - 1);
+                block = self.child(&ray, t, block);
                 continue;
             }
             if t_exit >= s_out {
                 return Some((s_out, level));
             }
             t = t_exit;
-            let crossed_parent = if tx <= tz || tz.is_nan() {
-                step(&mut bj, fwd_x, self.level_cols[level as usize])
-            } else {
-                step(&mut bi, fwd_z, self.level_rows[level as usize])
-            };
-            let Some(crossed_parent) = crossed_parent else {
+            let Some(next) = self.across(&ray, tx, tz, block) else {
                 return Some((t, level));
             };
-            if crossed_parent && level < self.top {
-                level += 1;
-                bi /= 2;
-                bj /= 2;
-            }
+            block = next;
         }
     }
 }

@@ -563,46 +563,31 @@ impl HeightField {
         else {
             return false;
         };
-        let (o, d, inv) = (ray.origin, ray.dir, ray.inv_dir);
-        let (cw, ch) = (self.cols - 1, self.rows - 1);
-        // Direction of travel on each axis; the sign of a zero picks a side.
-        let (fwd_x, fwd_z) = (inv.x > 0.0, inv.z > 0.0);
-        let (exit_x, exit_z) = (fwd_x as usize, fwd_z as usize);
+        let (o, d) = (ray.origin, ray.dir);
         let descending = d.y <= 0.0;
-        let mut level = start_level;
-        let (mut bi, mut bj) = (start_i, start_j);
+        let mut block = Block {
+            level: start_level,
+            i: start_i,
+            j: start_j,
+        };
         let mut t = t_start;
         loop {
-            // The block's exit faces: the far side on each axis.
-            let tx = (self.xs[((bj + exit_x) << level).min(cw)] - o.x) * inv.x;
-            let tz = (self.zs[((bi + exit_z) << level).min(ch)] - o.z) * inv.z;
+            let (tx, tz) = self.exits(ray, block);
             // A NaN (the ray runs along the exit face) never ends the block.
             let t_exit = lower(lower(t_leave, tx), tz);
             let t_limit = lower(t_exit, *t_best * CULL_SLACK);
-            let [lo, hi] = self.range(level, bi, bj);
+            let [lo, hi] = self.range(block.level, block.i, block.j);
             // The ray's height at both ends of its stretch in the block.
             let (ya, yb) = (o.y + d.y * t, o.y + d.y * t_limit);
             let (y_low, y_high) = if descending { (yb, ya) } else { (ya, yb) };
             let overlaps = t <= t_limit * ROBUST_FAR && y_low <= hi + eps && y_high >= lo - eps;
             if overlaps {
-                if level == 0 {
-                    if cell(self, bi, bj, t_best) {
+                if block.level == 0 {
+                    if cell(self, block.i, block.j, t_best) {
                         return true;
                     }
                 } else {
-                    // Step down into the child the ray is in at t: past a
-                    // mid plane at t means the far half on that axis.
-                    level -= 1;
-                    let col_mid = ((2 * bj + 1) << level).min(cw);
-                    let row_mid = ((2 * bi + 1) << level).min(ch);
-                    let past_x = t >= (self.xs[col_mid] - o.x) * inv.x;
-                    let past_z = t >= (self.zs[row_mid] - o.z) * inv.z;
-                    bj = 2 * bj + (fwd_x == past_x) as usize;
-                    bi = 2 * bi + (fwd_z == past_z) as usize;
-                    // A child beyond the grid's edge (odd sizes): the ray is
-                    // in its sibling; the walk moves on from there.
-                    bj = bj.min(self.level_cols[level as usize] - 1);
-                    bi = bi.min(self.level_rows[level as usize] - 1);
+                    block = self.child(ray, t, block);
                     continue;
                 }
             }
@@ -611,25 +596,78 @@ impl HeightField {
                 return false;
             }
             t = t_exit;
-            // Across x when x's face comes first; never across a face the
-            // ray runs along (NaN).
-            let crossed_parent = if tx <= tz || tz.is_nan() {
-                step(&mut bj, fwd_x, self.level_cols[level as usize])
-            } else {
-                step(&mut bi, fwd_z, self.level_rows[level as usize])
-            };
-            let Some(crossed_parent) = crossed_parent else {
+            let Some(next) = self.across(ray, tx, tz, block) else {
                 return false; // off the grid
             };
-            // Entering a new parent: continue at the parent's level, which
-            // the ray enters at the same t.
-            if crossed_parent && level < self.top {
-                level += 1;
-                bi /= 2;
-                bj /= 2;
-            }
+            block = next;
         }
     }
+
+    /// Where `ray` leaves `block` across its far face on x and on z (NaN
+    /// where the ray runs along the face).
+    #[inline(always)]
+    fn exits(&self, ray: &Ray, block: Block) -> (f32, f32) {
+        let (o, inv) = (ray.origin, ray.inv_dir);
+        let (cw, ch) = (self.cols - 1, self.rows - 1);
+        // The far side in the direction of travel; the sign of a zero
+        // picks a side.
+        let col = ((block.j + (inv.x > 0.0) as usize) << block.level).min(cw);
+        let row = ((block.i + (inv.z > 0.0) as usize) << block.level).min(ch);
+        ((self.xs[col] - o.x) * inv.x, (self.zs[row] - o.z) * inv.z)
+    }
+
+    /// The child of `block` (level ≥ 1) that `ray` is in at `t`: past a mid
+    /// plane at t means the far half on that axis.
+    #[inline(always)]
+    fn child(&self, ray: &Ray, t: f32, block: Block) -> Block {
+        let (o, inv) = (ray.origin, ray.inv_dir);
+        let level = block.level - 1;
+        let col_mid = ((2 * block.j + 1) << level).min(self.cols - 1);
+        let row_mid = ((2 * block.i + 1) << level).min(self.rows - 1);
+        let past_x = t >= (self.xs[col_mid] - o.x) * inv.x;
+        let past_z = t >= (self.zs[row_mid] - o.z) * inv.z;
+        // A child beyond the grid's edge (odd sizes): the ray is in its
+        // sibling; the walk moves on from there.
+        Block {
+            level,
+            i: (2 * block.i + ((inv.z > 0.0) == past_z) as usize)
+                .min(self.level_rows[level as usize] - 1),
+            j: (2 * block.j + ((inv.x > 0.0) == past_x) as usize)
+                .min(self.level_cols[level as usize] - 1),
+        }
+    }
+
+    /// The neighbour of `block` across the face `ray` leaves it through
+    /// (x's when it comes first, never one the ray runs along: NaN), at its
+    /// parent's level where it lies in a new parent (the ray enters both
+    /// at the same t); None off the grid.
+    #[inline(always)]
+    fn across(&self, ray: &Ray, tx: f32, tz: f32, block: Block) -> Option<Block> {
+        let Block {
+            mut level,
+            mut i,
+            mut j,
+        } = block;
+        let crossed_parent = if tx <= tz || tz.is_nan() {
+            step(&mut j, ray.inv_dir.x > 0.0, self.level_cols[level as usize])
+        } else {
+            step(&mut i, ray.inv_dir.z > 0.0, self.level_rows[level as usize])
+        }?;
+        if crossed_parent && level < self.top {
+            level += 1;
+            i /= 2;
+            j /= 2;
+        }
+        Some(Block { level, i, j })
+    }
+}
+
+/// A block of the hierarchy: its level and its (row, column) there.
+#[derive(Debug, Clone, Copy)]
+struct Block {
+    level: u32,
+    i: usize,
+    j: usize,
 }
 
 /// Whether `v` is exactly one of the (sorted) grid line coordinates.
