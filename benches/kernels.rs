@@ -9,7 +9,9 @@
 //!
 //! - `terrain/*`: the grid hierarchy (one ray at a time, and as a batch:
 //!   eight AVX2 lanes where the CPU has them) against the BVH over the same
-//!   mesh.
+//!   mesh; `primary/grid-bundles` traces full-resolution 8 × 8 pixel
+//!   patches, which the field walks as bundles (against the same rays one
+//!   at a time).
 //! - `rocks/*`: a boulder field as instances of one mesh and as copies.
 //! - `build/*`: building the grid hierarchy and the BVH.
 //! - `triangle`: the watertight ray–triangle test alone.
@@ -58,6 +60,33 @@ fn camera_rays() -> Vec<Ray> {
         .collect()
 }
 
+/// The workload camera's rays at full resolution (1920 × 1080), in 8 × 8
+/// pixel patches as render tiles hand them over (so that the field walks
+/// them as bundles): 36 patches spread over the image, 64 rays each.
+fn patch_rays() -> Vec<Ray> {
+    let (w, h) = (1920u32, 1080u32);
+    let pos = Vec3::new(0.0, 30.0, -50.0);
+    let fwd = (Vec3::new(0.0, 2.0, 0.0) - pos).normalize();
+    let r = Vec3::Y.cross(fwd).normalize();
+    let u = fwd.cross(r);
+    let th = (60f32.to_radians() / 2.0).tan();
+    let (right, up) = (r * th, u * (th * h as f32 / w as f32));
+    let mut rays = Vec::new();
+    for patch_y in 0..6 {
+        for patch_x in 0..6 {
+            let (x0, y0) = (patch_x * w / 6, patch_y * h / 6);
+            for py in y0..y0 + 8 {
+                for px in x0..x0 + 8 {
+                    let sx = ((px as f32 + 0.5) / w as f32) * 2.0 - 1.0;
+                    let sy = 1.0 - ((py as f32 + 0.5) / h as f32) * 2.0;
+                    rays.push(Ray::new(pos, (fwd + (right * sx + up * sy)).normalize()));
+                }
+            }
+        }
+    }
+    rays
+}
+
 /// Shadow rays from the primary hits (the hits found through `trace`).
 fn shadow_rays(rays: &[Ray], trace: impl Fn(&Ray) -> Option<f32>) -> Vec<Ray> {
     let sun = Vec3::new(-1.0, 0.45, 0.6).normalize();
@@ -89,6 +118,25 @@ fn terrain_kernels(c: &mut Criterion) {
             hits.iter().filter(|h| h.is_some()).count()
         })
     });
+    let patches = patch_rays();
+    g.throughput(Throughput::Elements(patches.len() as u64));
+    g.bench_function("primary/grid-bundles", |b| {
+        let t_max = vec![f32::INFINITY; patches.len()];
+        let mut hits = vec![None; patches.len()];
+        b.iter(|| {
+            field.intersect_batch(black_box(&patches), &t_max, &mut hits);
+            hits.iter().filter(|h| h.is_some()).count()
+        })
+    });
+    g.bench_function("primary/grid-patches-one-by-one", |b| {
+        b.iter(|| {
+            patches
+                .iter()
+                .filter(|r| field.intersect(black_box(r), f32::INFINITY).is_some())
+                .count()
+        })
+    });
+    g.throughput(Throughput::Elements(rays.len() as u64));
     g.bench_function("primary/bvh", |b| {
         b.iter(|| {
             rays.iter()
