@@ -19,6 +19,7 @@
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use glam::{Affine3A, Quat, Vec3};
 use scree::accel::{Bvh, HeightField, Object, Ray, TopLevel, Transform};
+use scree::render::{patch_order, Rect, PATCH};
 use scree::terrain::{generate, DiamondSquare, Generator, Recipe, TerrainGrid};
 use std::hint::black_box;
 
@@ -41,22 +42,27 @@ fn terrain() -> TerrainGrid {
     }
 }
 
-/// The workload camera's rays, W × H of them over the whole image.
-fn camera_rays() -> Vec<Ray> {
+/// The workload camera for a `w` × `h` image: the ray through pixel (px, py).
+fn workload_camera(w: u32, h: u32) -> impl Fn(u32, u32) -> Ray {
     let pos = Vec3::new(0.0, 30.0, -50.0);
     let fwd = (Vec3::new(0.0, 2.0, 0.0) - pos).normalize();
     let r = Vec3::Y.cross(fwd).normalize();
     let u = fwd.cross(r);
     let th = (60f32.to_radians() / 2.0).tan();
-    let (right, up) = (r * th, u * (th * H as f32 / W as f32));
+    let (right, up) = (r * th, u * (th * h as f32 / w as f32));
+    move |px, py| {
+        let sx = ((px as f32 + 0.5) / w as f32) * 2.0 - 1.0;
+        let sy = 1.0 - ((py as f32 + 0.5) / h as f32) * 2.0;
+        Ray::new(pos, (fwd + (right * sx + up * sy)).normalize())
+    }
+}
+
+/// The workload camera's rays, W × H of them over the whole image.
+fn camera_rays() -> Vec<Ray> {
+    let ray = workload_camera(W, H);
     (0..H)
-        .flat_map(|py| {
-            (0..W).map(move |px| {
-                let sx = ((px as f32 + 0.5) / W as f32) * 2.0 - 1.0;
-                let sy = 1.0 - ((py as f32 + 0.5) / H as f32) * 2.0;
-                Ray::new(pos, (fwd + (right * sx + up * sy)).normalize())
-            })
-        })
+        .flat_map(|py| (0..W).map(move |px| (px, py)))
+        .map(|(px, py)| ray(px, py))
         .collect()
 }
 
@@ -65,26 +71,19 @@ fn camera_rays() -> Vec<Ray> {
 /// them as bundles): 36 patches spread over the image, 64 rays each.
 fn patch_rays() -> Vec<Ray> {
     let (w, h) = (1920u32, 1080u32);
-    let pos = Vec3::new(0.0, 30.0, -50.0);
-    let fwd = (Vec3::new(0.0, 2.0, 0.0) - pos).normalize();
-    let r = Vec3::Y.cross(fwd).normalize();
-    let u = fwd.cross(r);
-    let th = (60f32.to_radians() / 2.0).tan();
-    let (right, up) = (r * th, u * (th * h as f32 / w as f32));
-    let mut rays = Vec::new();
-    for patch_y in 0..6 {
-        for patch_x in 0..6 {
-            let (x0, y0) = (patch_x * w / 6, patch_y * h / 6);
-            for py in y0..y0 + 8 {
-                for px in x0..x0 + 8 {
-                    let sx = ((px as f32 + 0.5) / w as f32) * 2.0 - 1.0;
-                    let sy = 1.0 - ((py as f32 + 0.5) / h as f32) * 2.0;
-                    rays.push(Ray::new(pos, (fwd + (right * sx + up * sy)).normalize()));
-                }
-            }
-        }
-    }
-    rays
+    let ray = workload_camera(w, h);
+    (0..36)
+        .flat_map(|k| {
+            let (x0, y0) = (k % 6 * w / 6, k / 6 * h / 6);
+            patch_order(Rect {
+                x0,
+                y0,
+                x1: x0 + PATCH,
+                y1: y0 + PATCH,
+            })
+        })
+        .map(|(px, py)| ray(px, py))
+        .collect()
 }
 
 /// Shadow rays from the primary hits (the hits found through `trace`).

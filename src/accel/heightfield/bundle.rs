@@ -24,7 +24,7 @@
 use glam::Vec3;
 
 use super::{lower, Block, HeightField};
-use crate::accel::ray::Ray;
+use crate::accel::ray::{Aabb, Ray};
 
 /// Rays taken together: 64, an 8 × 8 patch of pixels when the caller
 /// orders them so.
@@ -97,25 +97,15 @@ impl HeightField {
             return None; // one cell: nothing to skip
         }
         let ray = Ray::new(apex, axis);
-        let (o, d, inv) = (ray.origin, ray.dir, ray.inv_dir);
+        let (o, d) = (ray.origin, ray.dir);
         let (cw, ch) = (self.cols - 1, self.rows - 1);
-        // The axis over the field's footprint (x and z only).
-        let mut s_in = 0.0f32;
-        let mut s_out = f32::INFINITY;
-        for (lo, hi, o, inv) in [
-            (self.xs[0], self.xs[cw], o.x, inv.x),
-            (self.zs[0], self.zs[ch], o.z, inv.z),
-        ] {
-            let (a, b) = ((lo - o) * inv, (hi - o) * inv);
-            let (a, b) = if a <= b { (a, b) } else { (b, a) };
-            if a.is_nan() || b.is_nan() {
-                // The axis runs in a side's plane: not worth the care.
-                return None;
-            }
-            s_in = s_in.max(a);
-            s_out = s_out.min(b);
-        }
-        if s_in >= s_out || !s_out.is_finite() {
+        // The axis over the field's footprint: its box, unbounded in y.
+        let footprint = Aabb {
+            min: Vec3::new(self.xs[0], f32::NEG_INFINITY, self.zs[0]),
+            max: Vec3::new(self.xs[cw], f32::INFINITY, self.zs[ch]),
+        };
+        let (s_in, s_out) = footprint.interval(&ray, f32::INFINITY)?;
+        if !s_out.is_finite() {
             return None;
         }
         let [lo_all, hi_all] = [self.bounds.min.y, self.bounds.max.y];

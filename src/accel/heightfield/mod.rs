@@ -199,16 +199,12 @@ impl HeightField {
         // Level k's blocks combine the (up to) four blocks of level k − 1
         // under them; level 0 (cells) is read from the heights. Each level
         // is written in place, its rows in parallel.
+        let mut total = 0;
         for k in 1..=top as usize {
-            level_base[k] = level_base[k - 1]
-                + if k == 1 {
-                    0
-                } else {
-                    level_rows[k - 1] * level_cols[k - 1]
-                };
+            level_base[k] = total;
+            total += level_rows[k] * level_cols[k];
         }
-        let total = level_base[top as usize] + level_rows[top as usize] * level_cols[top as usize];
-        let mut ranges: Vec<[f32; 2]> = vec![[0.0; 2]; if top == 0 { 0 } else { total }];
+        let mut ranges: Vec<[f32; 2]> = vec![[0.0; 2]; total];
         for k in 1..=top as usize {
             let (below, level) = ranges.split_at_mut(level_base[k]);
             let below = &below[level_base[k - 1]..];
