@@ -117,11 +117,7 @@ pub fn heightmap_grid(path: &Path, extent: f32, height: f32) -> Result<TerrainGr
     let heights = Heightmap {
         width: map.width,
         height: map.height,
-        data: map
-            .data
-            .iter()
-            .map(|&v| (v * height as f64) as f32)
-            .collect(),
+        data: import::resample_with(&map, map.width, map.height, |v| (v * height as f64) as f32),
     };
     Ok(TerrainGrid {
         heights,

@@ -46,8 +46,9 @@ impl Default for BuildOptions {
 /// Traceable scene geometry.
 #[derive(Debug, Clone)]
 pub struct World {
-    /// The terrain grid (for height queries).
-    pub terrain: TerrainGrid,
+    /// Triangles of the terrain when it is traced through its grid (0 when
+    /// it is a mesh).
+    terrain_triangles: usize,
     /// Smooth terrain vertex normals, per sample; empty for flat shading or
     /// when the terrain is traced as a mesh (which carries its own).
     terrain_normals: Vec<Vec3>,
@@ -108,6 +109,8 @@ struct Builder {
     smooth: Vec<bool>,
     textures: Vec<Arc<Texture>>,
     triangles: usize,
+    /// Triangles of the terrain when traced through its grid.
+    terrain_triangles: usize,
     /// Time spent building acceleration structures so far.
     accel_time: Duration,
 }
@@ -135,11 +138,12 @@ impl Builder {
         self.object_material.push(material);
     }
 
-    fn terrain(&mut self, grid: &TerrainGrid, material: u16) {
+    fn terrain(&mut self, grid: TerrainGrid, material: u16) {
         self.triangles += grid.triangle_count();
+        self.terrain_triangles = grid.triangle_count();
         let t0 = Instant::now();
         self.objects
-            .push(Object::Terrain(Box::new(HeightField::build(grid))));
+            .push(Object::Terrain(Box::new(HeightField::new(grid))));
         self.accel_time += t0.elapsed();
         self.normal_matrix.push(None);
         self.object_material.push(material);
@@ -168,7 +172,6 @@ impl Builder {
     /// Builds the BVHs and the top level.
     fn finish(
         self,
-        terrain: TerrainGrid,
         terrain_normals: Vec<Vec3>,
         analytic: Vec<AnalyticRock>,
         rock_count: usize,
@@ -178,7 +181,7 @@ impl Builder {
         let bvhs: Vec<Bvh> = self.meshes.iter().map(Bvh::build).collect();
         let accel = TopLevel::build(self.objects, bvhs);
         World {
-            terrain,
+            terrain_triangles: self.terrain_triangles,
             terrain_normals,
             meshes: self.meshes,
             normal_matrix: self.normal_matrix,
@@ -215,12 +218,34 @@ impl World {
         };
         let mut b = Builder::default();
         let terrain_material = b.material(ts.material, ts.smooth);
-        let mut terrain_normals = Vec::new();
+        // What needs the grid's heights first: smooth normals, rocks
+        // resting on the ground, scattered placements. Then the grid goes
+        // to its hierarchy (or becomes a mesh).
+        let smooth_normals = options.terrain_grid && ts.smooth;
+        let terrain_normals = if smooth_normals {
+            grid.vertex_normals()
+        } else {
+            Vec::new()
+        };
+        let rock_places: Vec<Placement> = scene
+            .rocks
+            .iter()
+            .map(|r| {
+                let mut place = r.place;
+                if let Some(sink) = r.rest_sink {
+                    let ry = place.axes().y;
+                    place.center.y =
+                        grid.height_at(place.center.x, place.center.z) + ry * (1.0 - 2.0 * sink);
+                }
+                place
+            })
+            .collect();
+        let scattered = scene
+            .scatter
+            .as_ref()
+            .map_or(Vec::new(), |s| scatter::scatter(&s.params, &grid));
         if options.terrain_grid {
-            b.terrain(&grid, terrain_material);
-            if ts.smooth {
-                terrain_normals = grid.vertex_normals();
-            }
+            b.terrain(grid, terrain_material);
         } else {
             let mesh = b.mesh(grid.to_mesh(ts.smooth));
             b.place(mesh, None, terrain_material);
@@ -245,13 +270,7 @@ impl World {
             .map(|r| (!r.analytic).then(|| sphere(r.stacks, r.slices)))
             .collect();
         let scatter_sphere = scene.scatter.as_ref().map(|s| sphere(s.stacks, s.slices));
-        for (r, tessellation) in scene.rocks.iter().zip(&rock_spheres) {
-            let mut place = r.place;
-            if let Some(sink) = r.rest_sink {
-                let ry = place.axes().y;
-                place.center.y =
-                    grid.height_at(place.center.x, place.center.z) + ry * (1.0 - 2.0 * sink);
-            }
+        for ((r, tessellation), &place) in scene.rocks.iter().zip(&rock_spheres).zip(&rock_places) {
             let material = b.rock_material(&r.material, &place, !r.flat);
             match tessellation {
                 None => analytic.push(AnalyticRock::new(place, material)),
@@ -271,7 +290,7 @@ impl World {
         if let (Some(s), Some(i)) = (&scene.scatter, scatter_sphere) {
             // One object-space mesh for all scattered rocks.
             let shared = rock::object_mesh(&spheres[i], s.displacement.as_ref());
-            let placements = scatter::scatter(&s.params, &grid);
+            let placements = scattered;
             rock_count += placements.len();
             let shared_material = match &s.material {
                 RockMaterial::Albedo(c) => Some(b.material(Material::Albedo(*c), true)),
@@ -291,20 +310,20 @@ impl World {
             }
         }
         let generate_time = t0.elapsed();
-        b.finish(grid, terrain_normals, analytic, rock_count, generate_time)
+        b.finish(terrain_normals, analytic, rock_count, generate_time)
     }
 
     /// A world of just a terrain with one material, traced through its grid.
     pub fn from_terrain(grid: TerrainGrid, material: Material, smooth: bool) -> World {
         let mut b = Builder::default();
         let m = b.material(material, smooth);
-        b.terrain(&grid, m);
         let normals = if smooth {
             grid.vertex_normals()
         } else {
             Vec::new()
         };
-        b.finish(grid, normals, Vec::new(), 0, Duration::ZERO)
+        b.terrain(grid, m);
+        b.finish(normals, Vec::new(), 0, Duration::ZERO)
     }
 
     /// Triangles rendered (each instance counts its mesh's triangles).
@@ -315,13 +334,7 @@ impl World {
     /// Triangles stored: the terrain grid's, plus each distinct mesh's once
     /// (however many instances place it).
     pub fn stored_triangle_count(&self) -> usize {
-        let grid = self
-            .accel
-            .objects()
-            .iter()
-            .any(|o| matches!(o, Object::Terrain(_)));
-        grid as usize * self.terrain.triangle_count()
-            + self.meshes.iter().map(|m| m.indices.len()).sum::<usize>()
+        self.terrain_triangles + self.meshes.iter().map(|m| m.indices.len()).sum::<usize>()
     }
 
     /// Bytes held by the acceleration structures.
@@ -578,8 +591,8 @@ mod tests {
         );
         assert_eq!(iw.rock_count, 400);
         assert_eq!(iw.triangle_count(), cw.triangle_count());
-        let rock = (iw.stored_triangle_count() - iw.terrain.triangle_count()) as f64;
-        let copied = (cw.stored_triangle_count() - cw.terrain.triangle_count()) as f64;
+        let rock = (iw.stored_triangle_count() - iw.terrain_triangles) as f64;
+        let copied = (cw.stored_triangle_count() - cw.terrain_triangles) as f64;
         assert_eq!(copied / rock, 400.0, "instances store one rock's triangles");
         let differing = inst
             .pixels

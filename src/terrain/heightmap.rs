@@ -1,5 +1,7 @@
 //! A grid of heights: the output of every generator and the input of the mesh.
 
+use rayon::prelude::*;
+
 use crate::hash::fnv1a;
 
 /// Heights on a `width` × `height` grid, row-major; row `i` is at
@@ -22,7 +24,7 @@ impl Heightmap {
         Heightmap {
             width,
             height,
-            data: data.iter().map(|&h| h as f32).collect(),
+            data: data.par_iter().map(|&h| h as f32).collect(),
         }
     }
 

@@ -73,15 +73,22 @@ impl Recipe {
 /// function of the recipe and the seed.
 pub fn generate(r: &Recipe, seed: u64) -> Heightmap {
     let [w, h] = r.resolution;
+    if let (Generator::Heightmap(m), false, true) = (&r.generator, r.normalize, r.post.is_empty()) {
+        // Straight to f32, the values of the general path below without
+        // its f64 copy of the grid (1 GiB at the largest resolution).
+        let data = import::resample_with(m, w, h, |v| (v * r.height) as f32);
+        return Heightmap {
+            width: w,
+            height: h,
+            data,
+        };
+    }
     let mut data = match &r.generator {
         Generator::FaultLine(p) => fault_line::generate(p, w, h, seed),
         Generator::DiamondSquare(p) => diamond_square::generate(p, w, h, seed),
         Generator::Hills(p) => hills::generate(p, w, h, seed),
         Generator::Noise(p) => noise::generate(p, w, h, r.size, seed),
-        Generator::Heightmap(m) => import::resample(m, w, h)
-            .into_iter()
-            .map(|v| v * r.height)
-            .collect(),
+        Generator::Heightmap(m) => import::resample(m, w, h, r.height),
     };
     if r.normalize {
         heightmap::normalise(&mut data, r.height);
@@ -221,11 +228,12 @@ mod tests {
     #[test]
     fn import_fingerprint() {
         // A 5 × 4 ramp image resampled to 9 × 7 and scaled to 10 units.
-        let data = (0..20).map(|k| (k * 3 % 17) as f64 / 16.0).collect();
+        let samples = (0..20).map(|k| (k * 3 % 17) as u16).collect();
         let m = import::Imported {
             width: 5,
             height: 4,
-            data,
+            samples,
+            full_scale: 16.0,
         };
         let r = Recipe {
             normalize: false,
@@ -239,11 +247,33 @@ mod tests {
     }
 
     #[test]
+    fn imported_maps_go_to_f32_as_through_f64() {
+        // The direct route for an imported map with no post steps gives the
+        // values of the general route (f64 resampling, then f32).
+        let samples = (0..35).map(|k| (k * 7919 % 65536) as u16).collect();
+        let m = Arc::new(import::Imported {
+            width: 7,
+            height: 5,
+            samples,
+            full_scale: 65535.0,
+        });
+        for (w, h) in [(7, 5), (13, 4)] {
+            let r = Recipe {
+                normalize: false,
+                ..Recipe::new(Generator::Heightmap(m.clone()), w, h, 37.5)
+            };
+            let general = Heightmap::from_f64(w, h, &import::resample(&m, w, h, 37.5));
+            assert_eq!(generate(&r, 0), general, "{w}×{h}");
+        }
+    }
+
+    #[test]
     fn imported_maps_scale_to_the_height_without_normalising() {
         let m = import::Imported {
             width: 2,
             height: 2,
-            data: vec![0.25, 0.5, 0.5, 0.75],
+            samples: vec![1, 2, 2, 3],
+            full_scale: 4.0,
         };
         let r = Recipe {
             normalize: false,

@@ -43,7 +43,7 @@ fn heightmap_inputs_never_panic() {
             if let Ok(map) =
                 scree::terrain::import::decode(&bytes, std::path::Path::new("fuzz.png"))
             {
-                let _ = scree::terrain::import::resample(&map, 17, 9);
+                let _ = scree::terrain::import::resample(&map, 17, 9, 1.0);
             }
         });
         assert!(result.is_ok(), "{name} panicked");

@@ -172,19 +172,19 @@ fn cell_on_axis(lines: &[f32], o: f32, inv: f32, p: f32, t: f32) -> usize {
 const MAX_LEVELS: usize = 32;
 
 impl HeightField {
-    /// Builds the hierarchy over a copy of `grid`'s heights.
+    /// Builds the hierarchy over a copy of `grid`'s heights; see
+    /// [`HeightField::new`].
     pub fn build(grid: &TerrainGrid) -> HeightField {
         HeightField::new(grid.clone())
     }
 
-    /// Builds the hierarchy over `grid`, keeping its heights (no copy), in
-    /// one pass per level.
+    /// Builds the hierarchy over `grid`, keeping its heights (the levels
+    /// are appended to them), in one pass per level.
     pub fn new(grid: TerrainGrid) -> HeightField {
         let (cols, rows) = (grid.heights.width, grid.heights.height);
         assert!(cols >= 2 && rows >= 2, "a terrain has at least 2×2 samples");
         let xs: Vec<f32> = (0..cols).map(|j| grid.position(0, j).x).collect();
         let zs: Vec<f32> = (0..rows).map(|i| grid.position(i, 0).z).collect();
-        let heights = grid.heights.data;
         let (cw, ch) = (cols - 1, rows - 1);
         let mut top = 0;
         while (1usize << top) < cw.max(ch) {
@@ -196,27 +196,36 @@ impl HeightField {
         for k in 0..=top as usize {
             (level_rows[k], level_cols[k]) = level_dims(ch, cw, k as u32);
         }
-        // Level k's blocks combine the (up to) four blocks of level k − 1
-        // under them; level 0 (cells) is read from the heights. Each level
-        // is written in place, its rows in parallel.
         let mut total = 0;
         for k in 1..=top as usize {
             level_base[k] = total;
             total += level_rows[k] * level_cols[k];
         }
-        let mut ranges: Vec<[f32; 2]> = vec![[0.0; 2]; total];
-        for k in 1..=top as usize {
+        // One array: the heights, then the (min, max) pairs of levels
+        // 1..=top.
+        let n = cols * rows;
+        let size = grid.size;
+        let mut data = grid.heights.data;
+        data.resize(n + 2 * total, 0.0);
+        let (heights, tail) = data.split_at_mut(n);
+        let ranges: &mut [[f32; 2]] = tail.as_chunks_mut::<2>().0;
+        // Level 1 is read from the heights; level k > 1 combines the (up
+        // to) four blocks of level k − 1 under each block. Each level is
+        // written in place, its rows in parallel.
+        let heights = &*heights;
+        if top >= 1 {
+            first_level(
+                heights,
+                cols,
+                &mut ranges[..level_rows[1] * level_cols[1]],
+                level_cols[1],
+            );
+        }
+        for k in 2..=top as usize {
             let (below, level) = ranges.split_at_mut(level_base[k]);
             let below = &below[level_base[k - 1]..];
             let (below_rows, below_cols) = (level_rows[k - 1], level_cols[k - 1]);
             let cols_k = level_cols[k];
-            let range_below = |i: usize, j: usize| {
-                if k == 1 {
-                    cell_range(&heights, cols, i, j)
-                } else {
-                    below[i * below_cols + j]
-                }
-            };
             level[..level_rows[k] * cols_k]
                 .par_chunks_mut(cols_k)
                 .enumerate()
@@ -225,7 +234,7 @@ impl HeightField {
                         let mut r = [f32::INFINITY, f32::NEG_INFINITY];
                         for i in 2 * bi..(2 * bi + 2).min(below_rows) {
                             for j in 2 * bj..(2 * bj + 2).min(below_cols) {
-                                let c = range_below(i, j);
+                                let c = below[i * below_cols + j];
                                 r = [r[0].min(c[0]), r[1].max(c[1])];
                             }
                         }
@@ -235,7 +244,7 @@ impl HeightField {
         }
         // The root's range is every height's.
         let [lo, hi] = if top == 0 {
-            cell_range(&heights, cols, 0, 0)
+            cell_range(heights, cols, 0, 0)
         } else {
             ranges[level_base[top as usize]]
         };
@@ -243,11 +252,8 @@ impl HeightField {
             min: Vec3::new(xs[0], lo, zs[0]),
             max: Vec3::new(xs[cw], hi, zs[ch]),
         };
-        let peaks = neighbourhood_peaks(&ranges, &level_base, &level_rows, &level_cols, top);
-        let ranges_at = heights.len();
-        let mut data = heights;
-        data.reserve_exact(2 * ranges.len());
-        data.extend(ranges.iter().flatten());
+        let peaks = neighbourhood_peaks(ranges, &level_base, &level_rows, &level_cols, top);
+        let ranges_at = n;
         HeightField {
             cols,
             rows,
@@ -256,7 +262,7 @@ impl HeightField {
             peaks,
             xs,
             zs,
-            size: grid.size,
+            size,
             level_base,
             level_cols,
             level_rows,
@@ -696,8 +702,42 @@ fn cell_range(heights: &[f32], cols: usize, i: usize, j: usize) -> [f32; 2] {
     [a.min(b).min(c.min(d)), a.max(b).max(c.max(d))]
 }
 
+/// The (min, max) height of each level-1 block of a grid of `cols` samples
+/// a row: block (bi, bj) holds the cells of rows 2bi, 2bi + 1 and columns
+/// 2bj, 2bj + 1 (those that exist), so the samples of rows 2bi ..= 2bi + 2
+/// and columns 2bj ..= 2bj + 2. Each block row takes its three sample rows'
+/// column-wise extremes first, then three columns of those per block.
+fn first_level(heights: &[f32], cols: usize, level: &mut [[f32; 2]], level_cols: usize) {
+    let rows = heights.len() / cols;
+    level.par_chunks_mut(level_cols).enumerate().for_each_init(
+        || (vec![0.0; cols], vec![0.0; cols]),
+        |(lo, hi), (bi, out)| {
+            let first = &heights[2 * bi * cols..][..cols];
+            lo.copy_from_slice(first);
+            hi.copy_from_slice(first);
+            for r in 2 * bi + 1..=(2 * bi + 2).min(rows - 1) {
+                let row = &heights[r * cols..][..cols];
+                for ((l, h), &v) in lo.iter_mut().zip(hi.iter_mut()).zip(row) {
+                    *l = l.min(v);
+                    *h = h.max(v);
+                }
+            }
+            for (bj, out) in out.iter_mut().enumerate() {
+                let span = 2 * bj..=(2 * bj + 2).min(cols - 1);
+                let lo = lo[span.clone()]
+                    .iter()
+                    .fold(f32::INFINITY, |a, &b| a.min(b));
+                let hi = hi[span].iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
+                *out = [lo, hi];
+            }
+        },
+    );
+}
+
 /// The highest `ranges` maximum over each block of levels 1 to `top` and
-/// its (up to) eight neighbours of the same level, indexed as `ranges`.
+/// its (up to) eight neighbours of the same level, indexed as `ranges`:
+/// per row, the column-wise maximum of the three rows around it, then of
+/// three columns of that.
 fn neighbourhood_peaks(
     ranges: &[[f32; 2]],
     level_base: &[usize],
@@ -712,15 +752,22 @@ fn neighbourhood_peaks(
         peaks[base..base + rows * cols]
             .par_chunks_mut(cols)
             .enumerate()
-            .for_each(|(i, row)| {
-                for (j, peak) in row.iter_mut().enumerate() {
-                    for ni in i.saturating_sub(1)..(i + 2).min(rows) {
-                        for nj in j.saturating_sub(1)..(j + 2).min(cols) {
-                            *peak = peak.max(level[ni * cols + nj][1]);
+            .for_each_init(
+                || vec![0.0; cols],
+                |column_peak, (i, out)| {
+                    column_peak.fill(f32::NEG_INFINITY);
+                    for r in i.saturating_sub(1)..(i + 2).min(rows) {
+                        for (p, b) in column_peak.iter_mut().zip(&level[r * cols..][..cols]) {
+                            *p = p.max(b[1]);
                         }
                     }
-                }
-            });
+                    for (j, out) in out.iter_mut().enumerate() {
+                        *out = column_peak[j.saturating_sub(1)..(j + 2).min(cols)]
+                            .iter()
+                            .fold(f32::NEG_INFINITY, |a, &b| a.max(b));
+                    }
+                },
+            );
     }
     peaks
 }

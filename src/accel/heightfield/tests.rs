@@ -340,6 +340,31 @@ fn block_ranges_are_exact() {
     }
 }
 
+#[test]
+fn neighbourhood_peaks_are_exact() {
+    for (w, h) in [(37, 22), (2, 9), (65, 65)] {
+        let data: Vec<f32> = (0..w * h)
+            .map(|k| crate::hash::unit_f32(4, k as u64, 0) * 10.0 - 5.0)
+            .collect();
+        let field = HeightField::build(&grid(w, h, data, [5.0, 3.0]));
+        for level in 1..=field.top {
+            let (rows, cols) = level_dims(h - 1, w - 1, level);
+            for bi in 0..rows {
+                for bj in 0..cols {
+                    let mut peak = f32::NEG_INFINITY;
+                    for ni in bi.saturating_sub(1)..=(bi + 1).min(rows - 1) {
+                        for nj in bj.saturating_sub(1)..=(bj + 1).min(cols - 1) {
+                            peak = peak.max(field.range(level, ni, nj)[1]);
+                        }
+                    }
+                    let at = field.level_base[level as usize] + bi * cols + bj;
+                    assert_eq!(field.peaks[at], peak, "{w}×{h}, level {level} ({bi}, {bj})");
+                }
+            }
+        }
+    }
+}
+
 /// The point of the structure: a few bytes per sample, against ~60 per
 /// triangle (~120 per sample) for a triangle BVH.
 #[test]
