@@ -49,6 +49,24 @@ pub fn cosine_hemisphere(n: Vec3, u: (f32, f32)) -> Vec3 {
     (t * (r * phi.cos()) + b * (r * phi.sin()) + n * (1.0 - u.0).max(0.0).sqrt()).normalize()
 }
 
+/// The shadow ray toward the sun from `p` (shading normal `n`, geometric
+/// normal `ng`), toward a point of the sun's disc, with the cosine of its
+/// direction to `n`; None when the sun is below either surface.
+#[inline]
+pub fn sun_ray(sun: &Sun, p: Vec3, n: Vec3, ng: Vec3, rng: &SampleRng) -> Option<(Ray, f32)> {
+    // A point sun needs no random numbers (sample_cone would ignore them).
+    let dir = if sun.angular_radius > 0.0 {
+        sample_cone(sun.direction, sun.angular_radius, rng.pair(STREAM_SUN, 0))
+    } else {
+        sun.direction
+    };
+    let cos = n.dot(dir);
+    if cos <= 0.0 || ng.dot(dir) <= 0.0 {
+        return None;
+    }
+    Some((Ray::new(p + ng * ray_offset(p), dir), cos))
+}
+
 /// Irradiance from the sun at `p` (shading normal `n`, geometric normal
 /// `ng`), with one shadow ray toward a point of the sun's disc.
 #[inline]
@@ -61,13 +79,10 @@ pub fn sun_light(
     rng: &SampleRng,
     rays: &mut u64,
 ) -> Vec3 {
-    let dir = sample_cone(sun.direction, sun.angular_radius, rng.pair(STREAM_SUN, 0));
-    let cos = n.dot(dir);
-    if cos <= 0.0 || ng.dot(dir) <= 0.0 {
+    let Some((shadow, cos)) = sun_ray(sun, p, n, ng, rng) else {
         return Vec3::ZERO;
-    }
+    };
     *rays += 1;
-    let shadow = Ray::new(p + ng * ray_offset(p), dir);
     if occluded(&shadow, f32::INFINITY) {
         Vec3::ZERO
     } else {
@@ -105,6 +120,17 @@ pub fn sky_light(
     sum / settings.samples as f32 * sky.ambient_strength()
 }
 
+/// The occlusion ray of sky-light sample `k` at `p`: a cosine-weighted
+/// direction around `n`, if it leaves the surface.
+#[inline]
+pub fn sky_ray(p: Vec3, n: Vec3, ng: Vec3, rng: &SampleRng, k: u32) -> Option<Ray> {
+    let dir = cosine_hemisphere(n, rng.pair(STREAM_SKY, k));
+    if ng.dot(dir) <= 0.0 {
+        return None; // below the actual surface
+    }
+    Some(Ray::new(p + ng * ray_offset(p), dir))
+}
+
 /// Sample `k`'s cosine-weighted direction around `n`, if it leaves the
 /// surface and nothing blocks it within `distance`.
 #[inline]
@@ -119,13 +145,9 @@ fn open_sky_direction(
     k: u32,
     rays: &mut u64,
 ) -> Option<Vec3> {
-    let dir = cosine_hemisphere(n, rng.pair(STREAM_SKY, k));
-    if ng.dot(dir) <= 0.0 {
-        return None; // below the actual surface
-    }
+    let ray = sky_ray(p, n, ng, rng, k)?;
     *rays += 1;
-    let ray = Ray::new(p + ng * ray_offset(p), dir);
-    (!occluded(&ray, distance)).then_some(dir)
+    (!occluded(&ray, distance)).then_some(ray.dir)
 }
 
 /// The fraction of `samples` cosine-weighted directions at `p` that reach

@@ -238,27 +238,30 @@ fn render_tile(
     // The secondary rays the shading of each hit asks about, in order.
     let mut queries = Vec::new();
     let mut limits = Vec::new();
-    let mut record = |ray: &Ray, t_max: f32| {
-        queries.push(*ray);
-        limits.push(t_max);
-        true // as if blocked: nothing more is evaluated
-    };
     let mut hit_of_ray = hits.iter();
     for &(x, y, s, ray) in &samples {
         if ray.is_some() {
             if let Some(Some(hit)) = hit_of_ray.next() {
                 let rng = sampler::SampleRng::new(seed, pixel_index(x, y), s, n);
-                lights(scene, hit, &rng, &mut record, &mut 0);
+                light_rays(scene, hit, &rng, &mut |ray, t_max| {
+                    queries.push(ray);
+                    limits.push(t_max);
+                });
             }
         }
     }
     let blocked = world.occluded_batch(&queries, &limits);
 
-    let mut answers = blocked.iter();
-    let mut answer = |_: &Ray, _: f32| {
-        *answers
+    let mut answers = queries.iter().zip(&limits).zip(&blocked);
+    let mut answer = |ray: &Ray, t_max: f32| {
+        let ((listed, &limit), &blocked) = answers
             .next()
-            .expect("the shading asks the rays it listed, in order")
+            .expect("the shading asks the rays it listed, in order");
+        debug_assert!(
+            (listed.origin, listed.dir, limit) == (ray.origin, ray.dir, t_max),
+            "the shading asks the rays it listed, in order"
+        );
+        blocked
     };
     let mut hit_of_ray = hits.iter();
     let mut pixels = vec![Vec4::ZERO; (tile.width() * tile.height()) as usize];
@@ -353,6 +356,27 @@ fn lights(
         rays,
     );
     (sun_e, sky_l)
+}
+
+/// The secondary rays (with their t_max) that [`lights`] asks about at
+/// `hit`, in the order it asks them, without evaluating any light.
+#[inline]
+fn light_rays(
+    scene: &Scene,
+    hit: &SurfaceHit,
+    rng: &sampler::SampleRng,
+    record: &mut impl FnMut(Ray, f32),
+) {
+    let (p, n, ng) = (hit.point, hit.normal, hit.geometric_normal);
+    if let Some((ray, _)) = light::sun_ray(&scene.sun, p, n, ng, rng) {
+        record(ray, f32::INFINITY);
+    }
+    let sky = &scene.sky_light;
+    for k in 0..sky.samples {
+        if let Some(ray) = light::sky_ray(p, n, ng, rng, k) {
+            record(ray, sky.distance);
+        }
+    }
 }
 
 /// The sun's disc seen directly: its irradiance spread over the disc's
