@@ -178,8 +178,11 @@ struct PassTimes {
     shadow: Duration,
 }
 
-/// Traces the workload once on the current rayon pool.
-fn trace_once(accel: &Accel) -> (Counts, PassTimes) {
+/// Traces the workload once on the current rayon pool. `hits` (one slot
+/// per pixel) is allocated by the caller once for all passes, as the peer
+/// program's hit records are, so that no pass times the first touch of its
+/// pages.
+fn trace_once(accel: &Accel, hits: &mut [Option<(f32, Vec3)>]) -> (Counts, PassTimes) {
     let pos = Vec3::new(0.0, 30.0, -50.0);
     let fwd = (Vec3::new(0.0, 2.0, 0.0) - pos).normalize();
     let r = Vec3::Y.cross(fwd).normalize();
@@ -191,7 +194,6 @@ fn trace_once(accel: &Accel) -> (Counts, PassTimes) {
     let t0 = Instant::now();
     // Bands of PATCH rows, traced patch by patch as a render tile orders
     // its pixels, so that neighbouring rays go together.
-    let mut hits: Vec<Option<(f32, Vec3)>> = vec![None; (WIDTH * HEIGHT) as usize];
     hits.par_chunks_mut((WIDTH * PATCH) as usize)
         .enumerate()
         .for_each(|(band, out)| {
@@ -284,12 +286,13 @@ pub fn run(geometry: Geometry, threads: usize, reps: usize) -> Result<Report> {
     let accel = all.install(|| Accel::build(geometry));
     let build = t0.elapsed();
     let rate = |rays: u64, d: Duration| rays as f64 / d.as_secs_f64() / 1e6;
-    let measure = |pool: &rayon::ThreadPool| {
+    let mut hits = vec![None; (WIDTH * HEIGHT) as usize];
+    let mut measure = |pool: &rayon::ThreadPool| {
         let mut primary = Vec::new();
         let mut shadow = Vec::new();
         let mut counts = None;
         for _ in 0..reps.max(1) {
-            let (c, t) = pool.install(|| trace_once(&accel));
+            let (c, t) = pool.install(|| trace_once(&accel, &mut hits));
             primary.push(rate(WIDTH as u64 * HEIGHT as u64, t.primary));
             shadow.push(rate(c.hits, t.shadow));
             counts = Some(c);
