@@ -74,9 +74,9 @@ impl Framebuffer {
             .map(|&p| {
                 let c = tonemap::apply(op, unpremultiplied(p) * exposure_scale);
                 [
-                    tonemap::to_u8(tonemap::srgb_encode(c.x)),
-                    tonemap::to_u8(tonemap::srgb_encode(c.y)),
-                    tonemap::to_u8(tonemap::srgb_encode(c.z)),
+                    tonemap::srgb8(c.x),
+                    tonemap::srgb8(c.y),
+                    tonemap::srgb8(c.z),
                     tonemap::to_u8(p.w),
                 ]
             })

@@ -28,6 +28,66 @@ pub fn srgb_encode(x: f32) -> f32 {
     }
 }
 
+/// `to_u8(srgb_encode(x))` for any x, bit for bit, without a `powf`: a
+/// table indexed by the top bits of x gives the code at the start of x's
+/// bucket, and the steps (the least x of each code) take it the rest of
+/// the way, at most one step in practice. NaN and values ≤ 0 give 0,
+/// values ≥ 1 give 255, as the formula does.
+#[inline]
+pub fn srgb8(x: f32) -> u8 {
+    if x.is_nan() || x <= 0.0 {
+        return 0;
+    }
+    if x >= 1.0 {
+        return 255;
+    }
+    let t = srgb8_table();
+    let mut k = t.start[(x.to_bits() >> BUCKET_SHIFT) as usize] as usize;
+    while k < 255 && x >= t.steps[k + 1] {
+        k += 1;
+    }
+    k as u8
+}
+
+/// Buckets of [`srgb8`]: 2⁷ per octave of x.
+const BUCKET_SHIFT: u32 = 16;
+
+struct Srgb8Table {
+    /// For each code k in 1..=255, the least f32 whose code is k or more
+    /// (entry 0 is unused).
+    steps: [f32; 256],
+    /// The code of the least f32 of each bucket of [0, 1).
+    start: Vec<u8>,
+}
+
+/// Found once by bisection over the bit patterns of [0, 1] on the curve
+/// itself; valid because the code never falls as x rises, which
+/// `srgb8_matches_the_formula_on_every_f32_of_0_1` checks for every f32 in [0, 1].
+fn srgb8_table() -> &'static Srgb8Table {
+    static TABLE: std::sync::OnceLock<Srgb8Table> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        let code = |bits: u32| to_u8(srgb_encode(f32::from_bits(bits)));
+        let mut steps = [f32::NEG_INFINITY; 256];
+        for (k, step) in steps.iter_mut().enumerate().skip(1) {
+            // code(lo) < k ≤ code(hi), lo and hi bit patterns of [0, 1].
+            let (mut lo, mut hi) = (0u32, 1f32.to_bits());
+            while hi - lo > 1 {
+                let mid = lo + (hi - lo) / 2;
+                if code(mid) as usize >= k {
+                    hi = mid;
+                } else {
+                    lo = mid;
+                }
+            }
+            *step = f32::from_bits(hi);
+        }
+        let start = (0..1f32.to_bits() >> BUCKET_SHIFT)
+            .map(|b| code(b << BUCKET_SHIFT))
+            .collect();
+        Srgb8Table { steps, start }
+    })
+}
+
 /// A display value in [0, 1] to an 8-bit code, rounding to nearest.
 #[inline]
 pub fn to_u8(x: f32) -> u8 {
@@ -47,6 +107,43 @@ mod tests {
         assert_eq!(apply(Tonemap::Reinhard, Vec3::ONE), Vec3::splat(0.5));
         // ACES fit at 1: 2.54 / 3.16.
         assert!((apply(Tonemap::Aces, Vec3::ONE).x - 2.54 / 3.16).abs() < 1e-6);
+    }
+
+    #[test]
+    fn srgb8_matches_the_formula_on_every_f32_of_0_1() {
+        use rayon::prelude::*;
+        let formula = |x: f32| to_u8(srgb_encode(x));
+        let end = 1f32.to_bits() as u64 + 1;
+        let chunks = 64;
+        let wrong = (0..chunks)
+            .into_par_iter()
+            .map(|c| {
+                (c * end / chunks..(c + 1) * end / chunks)
+                    .filter(|&b| {
+                        let x = f32::from_bits(b as u32);
+                        srgb8(x) != formula(x)
+                    })
+                    .count()
+            })
+            .sum::<usize>();
+        assert_eq!(wrong, 0);
+        for x in [
+            -0.0,
+            -1e-30,
+            -5.0,
+            1.0 + f32::EPSILON,
+            7.5,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            f32::MAX,
+        ] {
+            assert_eq!(srgb8(x), formula(x), "{x}");
+        }
+        // All 256 codes occur.
+        assert_eq!(srgb8(0.0), 0);
+        assert_eq!(srgb8(1.0), 255);
+        assert!(srgb8_table().steps[1..].windows(2).all(|w| w[0] < w[1]));
     }
 
     #[test]
