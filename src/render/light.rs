@@ -49,9 +49,9 @@ pub fn cosine_hemisphere(n: Vec3, u: (f32, f32)) -> Vec3 {
     (t * (r * phi.cos()) + b * (r * phi.sin()) + n * (1.0 - u.0).max(0.0).sqrt()).normalize()
 }
 
-/// The shadow ray toward the sun from `p` (shading normal `n`, geometric
-/// normal `ng`), toward a point of the sun's disc, with the cosine of its
-/// direction to `n`; None when the sun is below either surface.
+/// The shadow ray from `p` (shading normal `n`, geometric normal `ng`) to
+/// a point of the sun's disc, with the cosine between its direction and
+/// `n`; None when that point is below either surface.
 #[inline]
 pub fn sun_ray(sun: &Sun, p: Vec3, n: Vec3, ng: Vec3, rng: &SampleRng) -> Option<(Ray, f32)> {
     // A point sun needs no random numbers (sample_cone would ignore them).
