@@ -94,6 +94,17 @@ fn shadow_rays(rays: &[Ray], trace: impl Fn(&Ray) -> Option<f32>) -> Vec<Ray> {
         .collect()
 }
 
+/// Traces batches of `n` rays through `field` (buffers made once) and
+/// counts their hits.
+fn batch_hits(field: &HeightField, n: usize) -> impl FnMut(&[Ray]) -> usize + '_ {
+    let t_max = vec![f32::INFINITY; n];
+    let mut hits = vec![None; n];
+    move |rays| {
+        field.intersect_batch(black_box(rays), &t_max, &mut hits);
+        hits.iter().filter(|h| h.is_some()).count()
+    }
+}
+
 fn terrain_kernels(c: &mut Criterion) {
     let grid = terrain();
     let field = HeightField::build(&grid);
@@ -102,38 +113,25 @@ fn terrain_kernels(c: &mut Criterion) {
     let shadows = shadow_rays(&rays, |r| field.intersect(r, f32::INFINITY).map(|h| h.t));
     let mut g = c.benchmark_group("terrain");
     g.throughput(Throughput::Elements(rays.len() as u64));
-    g.bench_function("primary/grid", |b| {
-        b.iter(|| {
-            rays.iter()
-                .filter(|r| field.intersect(black_box(r), f32::INFINITY).is_some())
-                .count()
-        })
-    });
+    // Rays traced one at a time (and as one batch: `batch_hits`).
+    let one_by_one = |rays: &[Ray]| {
+        rays.iter()
+            .filter(|r| field.intersect(black_box(r), f32::INFINITY).is_some())
+            .count()
+    };
+    g.bench_function("primary/grid", |b| b.iter(|| one_by_one(&rays)));
     g.bench_function("primary/grid-batch", |b| {
-        let t_max = vec![f32::INFINITY; rays.len()];
-        let mut hits = vec![None; rays.len()];
-        b.iter(|| {
-            field.intersect_batch(black_box(&rays), &t_max, &mut hits);
-            hits.iter().filter(|h| h.is_some()).count()
-        })
+        let mut trace = batch_hits(&field, rays.len());
+        b.iter(|| trace(&rays))
     });
     let patches = patch_rays();
     g.throughput(Throughput::Elements(patches.len() as u64));
     g.bench_function("primary/grid-bundles", |b| {
-        let t_max = vec![f32::INFINITY; patches.len()];
-        let mut hits = vec![None; patches.len()];
-        b.iter(|| {
-            field.intersect_batch(black_box(&patches), &t_max, &mut hits);
-            hits.iter().filter(|h| h.is_some()).count()
-        })
+        let mut trace = batch_hits(&field, patches.len());
+        b.iter(|| trace(&patches))
     });
     g.bench_function("primary/grid-patches-one-by-one", |b| {
-        b.iter(|| {
-            patches
-                .iter()
-                .filter(|r| field.intersect(black_box(r), f32::INFINITY).is_some())
-                .count()
-        })
+        b.iter(|| one_by_one(&patches))
     });
     g.throughput(Throughput::Elements(rays.len() as u64));
     g.bench_function("primary/bvh", |b| {

@@ -18,7 +18,7 @@ use crate::accel::{Bvh, HeightField, Ray};
 use crate::error::{Error, Result};
 use crate::mesh::TriangleMesh;
 use crate::render::{patch_order, Rect, PATCH};
-use crate::terrain::{import, Heightmap, TerrainGrid};
+use crate::terrain::{import, TerrainGrid};
 
 /// Image width of the workload, pixels.
 pub const WIDTH: u32 = 1920;
@@ -114,11 +114,7 @@ impl Accel {
 /// to [0, `height`] over an `extent` × `extent` square.
 pub fn heightmap_grid(path: &Path, extent: f32, height: f32) -> Result<TerrainGrid> {
     let map = import::load(path).map_err(Error::Usage)?;
-    let heights = Heightmap {
-        width: map.width,
-        height: map.height,
-        data: import::resample_with(&map, map.width, map.height, |v| (v * height as f64) as f32),
-    };
+    let heights = import::heights(&map, map.width, map.height, height as f64);
     Ok(TerrainGrid {
         heights,
         size: [extent, extent],

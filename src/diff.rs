@@ -53,7 +53,7 @@ pub fn from_image(img: &DynamicImage) -> DiffImage {
     let rgb8 = if is_float {
         image::RgbImage::from_fn(img.width(), img.height(), |x, y| {
             let p = rgba.get_pixel(x, y);
-            let code = |v: f32| tonemap::srgb8(v.clamp(0.0, 1.0));
+            let code = tonemap::srgb8;
             image::Rgb([code(p[0]), code(p[1]), code(p[2])])
         })
     } else {

@@ -46,9 +46,6 @@ impl Default for BuildOptions {
 /// Traceable scene geometry.
 #[derive(Debug, Clone)]
 pub struct World {
-    /// Triangles of the terrain when it is traced through its grid (0 when
-    /// it is a mesh).
-    terrain_triangles: usize,
     /// Smooth terrain vertex normals, per sample; empty for flat shading or
     /// when the terrain is traced as a mesh (which carries its own).
     terrain_normals: Vec<Vec3>,
@@ -109,8 +106,6 @@ struct Builder {
     smooth: Vec<bool>,
     textures: Vec<Arc<Texture>>,
     triangles: usize,
-    /// Triangles of the terrain when traced through its grid.
-    terrain_triangles: usize,
     /// Time spent building acceleration structures so far.
     accel_time: Duration,
 }
@@ -140,7 +135,6 @@ impl Builder {
 
     fn terrain(&mut self, grid: TerrainGrid, material: u16) {
         self.triangles += grid.triangle_count();
-        self.terrain_triangles = grid.triangle_count();
         let t0 = Instant::now();
         self.objects
             .push(Object::Terrain(Box::new(HeightField::new(grid))));
@@ -181,7 +175,6 @@ impl Builder {
         let bvhs: Vec<Bvh> = self.meshes.iter().map(Bvh::build).collect();
         let accel = TopLevel::build(self.objects, bvhs);
         World {
-            terrain_triangles: self.terrain_triangles,
             terrain_normals,
             meshes: self.meshes,
             normal_matrix: self.normal_matrix,
@@ -221,8 +214,7 @@ impl World {
         // What needs the grid's heights first: smooth normals, rocks
         // resting on the ground, scattered placements. Then the grid goes
         // to its hierarchy (or becomes a mesh).
-        let smooth_normals = options.terrain_grid && ts.smooth;
-        let terrain_normals = if smooth_normals {
+        let terrain_normals = if options.terrain_grid && ts.smooth {
             grid.vertex_normals()
         } else {
             Vec::new()
@@ -334,7 +326,20 @@ impl World {
     /// Triangles stored: the terrain grid's, plus each distinct mesh's once
     /// (however many instances place it).
     pub fn stored_triangle_count(&self) -> usize {
-        self.terrain_triangles + self.meshes.iter().map(|m| m.indices.len()).sum::<usize>()
+        self.grid_triangle_count() + self.meshes.iter().map(|m| m.indices.len()).sum::<usize>()
+    }
+
+    /// Triangles of the terrain when it is traced through its grid (0 when
+    /// it is a mesh).
+    fn grid_triangle_count(&self) -> usize {
+        self.accel
+            .objects()
+            .iter()
+            .map(|o| match o {
+                Object::Terrain(field) => field.triangle_count(),
+                _ => 0,
+            })
+            .sum()
     }
 
     /// Bytes held by the acceleration structures.
@@ -591,8 +596,8 @@ mod tests {
         );
         assert_eq!(iw.rock_count, 400);
         assert_eq!(iw.triangle_count(), cw.triangle_count());
-        let rock = (iw.stored_triangle_count() - iw.terrain_triangles) as f64;
-        let copied = (cw.stored_triangle_count() - cw.terrain_triangles) as f64;
+        let rock = (iw.stored_triangle_count() - iw.grid_triangle_count()) as f64;
+        let copied = (cw.stored_triangle_count() - cw.grid_triangle_count()) as f64;
         assert_eq!(copied / rock, 400.0, "instances store one rock's triangles");
         let differing = inst
             .pixels

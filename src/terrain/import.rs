@@ -98,6 +98,17 @@ pub fn decode(bytes: &[u8], path: &Path) -> Result<Imported, String> {
     })
 }
 
+/// The map resampled to `w` × `h` heights, `top` at full scale, rounded
+/// to f32: the values of [`resample`] then [`Heightmap::from_f64`], without
+/// the f64 copy of the grid.
+pub fn heights(src: &Imported, w: usize, h: usize, top: f64) -> Heightmap {
+    Heightmap {
+        width: w,
+        height: h,
+        data: resample_with(src, w, h, |v| (v * top) as f32),
+    }
+}
+
 /// Bilinear resampling to `w` × `h` samples, each times `scale`; corners
 /// map to corners.
 pub fn resample(src: &Imported, w: usize, h: usize, scale: f64) -> Vec<f64> {

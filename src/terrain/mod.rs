@@ -76,12 +76,7 @@ pub fn generate(r: &Recipe, seed: u64) -> Heightmap {
     if let (Generator::Heightmap(m), false, true) = (&r.generator, r.normalize, r.post.is_empty()) {
         // Straight to f32, the values of the general path below without
         // its f64 copy of the grid (1 GiB at the largest resolution).
-        let data = import::resample_with(m, w, h, |v| (v * r.height) as f32);
-        return Heightmap {
-            width: w,
-            height: h,
-            data,
-        };
+        return import::heights(m, w, h, r.height);
     }
     let mut data = match &r.generator {
         Generator::FaultLine(p) => fault_line::generate(p, w, h, seed),

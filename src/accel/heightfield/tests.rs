@@ -4,6 +4,7 @@ use proptest::prelude::*;
 use super::*;
 use crate::accel::bvh::brute_closest;
 use crate::accel::Bvh;
+use crate::render::{patch_order, Rect, PATCH};
 use crate::terrain::Heightmap;
 
 fn grid(width: usize, height: usize, data: Vec<f32>, size: [f32; 2]) -> TerrainGrid {
@@ -82,8 +83,8 @@ fn ray_strategy(reach: f32) -> impl Strategy<Value = (Ray, f32)> {
 
 /// The rays of `patches` (pixel patches, PATCH × PATCH, by their top-left
 /// pixel) of a pinhole camera at `origin` looking at `target` with an
-/// `size` × `size` image: 64 rays per patch, all from one origin, as a
-/// render tile hands them to the field.
+/// `size` × `size` image: 64 rays per patch, all from one origin, in the
+/// order a render tile hands them to the field.
 fn camera_patches(
     origin: Vec3,
     target: Vec3,
@@ -95,18 +96,24 @@ fn camera_patches(
     let right = Vec3::Y.cross(fwd).normalize();
     let up = fwd.cross(right);
     let th = (fov_deg.to_radians() * 0.5).tan();
-    let mut rays = Vec::new();
-    for &(x0, y0) in patches {
-        for y in y0..y0 + 8 {
-            for x in x0..x0 + 8 {
-                let sx = (x as f32 + 0.5) / size as f32 * 2.0 - 1.0;
-                let sy = 1.0 - (y as f32 + 0.5) / size as f32 * 2.0;
-                let dir = (fwd + right * (sx * th) + up * (sy * th)).normalize();
-                rays.push((Ray::new(origin, dir), f32::INFINITY));
-            }
-        }
-    }
-    rays
+    let ray = |(x, y): (u32, u32)| {
+        let sx = (x as f32 + 0.5) / size as f32 * 2.0 - 1.0;
+        let sy = 1.0 - (y as f32 + 0.5) / size as f32 * 2.0;
+        let dir = (fwd + right * (sx * th) + up * (sy * th)).normalize();
+        (Ray::new(origin, dir), f32::INFINITY)
+    };
+    patches
+        .iter()
+        .flat_map(|&(x0, y0)| {
+            patch_order(Rect {
+                x0,
+                y0,
+                x1: x0 + PATCH,
+                y1: y0 + PATCH,
+            })
+        })
+        .map(ray)
+        .collect()
 }
 
 /// No ray of a bundle meets a triangle before the start its cone gave it:
