@@ -52,7 +52,7 @@ pub fn cosine_hemisphere(n: Vec3, u: (f32, f32)) -> Vec3 {
 /// The shadow ray from `p` (shading normal `n`, geometric normal `ng`) to
 /// a point of the sun's disc, with the cosine between its direction and
 /// `n`; None when that point is below either surface.
-#[inline]
+#[inline(always)]
 pub fn sun_ray(sun: &Sun, p: Vec3, n: Vec3, ng: Vec3, rng: &SampleRng) -> Option<(Ray, f32)> {
     // A point sun needs no random numbers (sample_cone would ignore them).
     let dir = if sun.angular_radius > 0.0 {
@@ -122,7 +122,7 @@ pub fn sky_light(
 
 /// The occlusion ray of sky-light sample `k` at `p`: a cosine-weighted
 /// direction around `n`, if it leaves the surface.
-#[inline]
+#[inline(always)]
 pub fn sky_ray(p: Vec3, n: Vec3, ng: Vec3, rng: &SampleRng, k: u32) -> Option<Ray> {
     let dir = cosine_hemisphere(n, rng.pair(STREAM_SKY, k));
     if ng.dot(dir) <= 0.0 {
