@@ -4,8 +4,10 @@
 //! on each of the three axes), children stored next to each other in
 //! one flat `Vec<Node>`. [`Tree`] holds the nodes over any primitives given
 //! by their boxes (triangles here, instances in the top level); [`Bvh`]
-//! adds the triangles, reordered into leaf order so that a leaf reads them
-//! without an index indirection. Traversal: near child first with a
+//! adds the triangles, each leaf's (at most four) as one [`Packet`] tested
+//! in SIMD lanes, so that a leaf reads them without an index indirection;
+//! its SAH counts a leaf as one packet test ([`LeafCost::PerPacket`]), which
+//! fills the leaves. Traversal: near child first with a
 //! fixed-size stack for the closest hit; any hit for shadow rays returns
 //! at the first primitive found.
 
@@ -13,7 +15,10 @@ use std::ops::Range;
 
 use glam::Vec3;
 
-use super::ray::{intersect_triangle, Aabb, Ray};
+use super::packet::Packet;
+#[cfg(test)]
+use super::ray::intersect_triangle;
+use super::ray::{Aabb, Ray};
 use super::wide::WideTree;
 use crate::mesh::TriangleMesh;
 
@@ -99,10 +104,13 @@ pub struct Tree {
 /// A BVH over the triangles of one mesh.
 #[derive(Debug, Clone)]
 pub struct Bvh {
+    /// The hierarchy; a leaf's primitives are slots `4p..4p + count` of
+    /// packet `p`.
     tree: Tree,
-    /// Triangle vertices in leaf order.
-    tris: Vec<[Vec3; 3]>,
-    /// Mesh triangle index of each reordered triangle.
+    /// Each leaf's triangles, tested four at a time.
+    packets: Vec<Packet>,
+    /// Mesh triangle index of each packet slot (`u32::MAX` past a leaf's
+    /// count).
     ids: Vec<u32>,
 }
 
@@ -110,6 +118,26 @@ const BINS: usize = 12;
 const MAX_LEAF: usize = 4;
 /// SAH cost of one node traversal relative to one primitive test.
 const TRAVERSAL_COST: f32 = 1.0;
+
+/// What testing a leaf costs the surface-area heuristic, in node
+/// traversals.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum LeafCost {
+    /// One test per primitive (instances in the top level).
+    PerPrimitive,
+    /// One test per leaf of up to [`MAX_LEAF`] primitives (triangles,
+    /// tested as one packet): the build fills leaves.
+    PerPacket,
+}
+
+impl LeafCost {
+    fn of(self, count: usize) -> f32 {
+        match self {
+            LeafCost::PerPrimitive => count as f32,
+            LeafCost::PerPacket => count.div_ceil(MAX_LEAF) as f32,
+        }
+    }
+}
 
 struct BuildPrim {
     bounds: Aabb,
@@ -120,9 +148,9 @@ struct BuildPrim {
 impl Tree {
     /// Builds the hierarchy over primitives with the given boxes; returns
     /// it with the primitive index of each leaf-order slot.
-    pub fn build(bounds: &[Aabb]) -> (Tree, Vec<u32>) {
+    pub fn build(bounds: &[Aabb], leaf: LeafCost) -> (Tree, Vec<u32>) {
         let mut prims = build_prims(bounds);
-        let nodes = binary(&mut prims);
+        let nodes = binary(&mut prims, leaf);
         let tree = Tree {
             wide: WideTree::collapse(&nodes),
             bounds: if prims.is_empty() {
@@ -193,11 +221,11 @@ fn build_prims(bounds: &[Aabb]) -> Vec<BuildPrim> {
 
 /// The binary SAH tree over `prims` (reordered into leaf order), root
 /// first; with no primitives, an empty leaf.
-fn binary(prims: &mut [BuildPrim]) -> Vec<Node> {
+fn binary(prims: &mut [BuildPrim], leaf: LeafCost) -> Vec<Node> {
     if prims.is_empty() {
         vec![EMPTY_NODE]
     } else {
-        build_subtree(prims, 0)
+        build_subtree(prims, 0, leaf)
     }
 }
 
@@ -205,12 +233,22 @@ impl Bvh {
     /// Builds the hierarchy over all triangles of `mesh`.
     pub fn build(mesh: &TriangleMesh) -> Bvh {
         let bounds = triangle_bounds(mesh);
-        let (tree, ids) = Tree::build(&bounds);
-        let tris = ids
-            .iter()
-            .map(|&id| mesh.indices[id as usize].map(|v| mesh.positions[v as usize]))
-            .collect();
-        Bvh { tree, tris, ids }
+        let (mut tree, order) = Tree::build(&bounds, LeafCost::PerPacket);
+        // One packet per leaf, in the order the leaves lie in the tree.
+        let mut packets = Vec::new();
+        let mut ids = Vec::new();
+        tree.wide.renumber_leaves(|first, count| {
+            let leaf = &order[first as usize..(first + count) as usize];
+            let tris: Vec<[Vec3; 3]> = leaf
+                .iter()
+                .map(|&id| mesh.indices[id as usize].map(|v| mesh.positions[v as usize]))
+                .collect();
+            packets.push(Packet::new(&tris));
+            ids.extend(leaf);
+            ids.resize(4 * packets.len(), u32::MAX);
+            4 * (packets.len() as u32 - 1)
+        });
+        Bvh { tree, packets, ids }
     }
 
     /// Number of nodes.
@@ -221,7 +259,7 @@ impl Bvh {
     /// Bytes held by the nodes and reordered triangles.
     pub fn memory_bytes(&self) -> usize {
         self.tree.memory_bytes()
-            + self.tris.len() * std::mem::size_of::<[Vec3; 3]>()
+            + self.packets.len() * std::mem::size_of::<Packet>()
             + self.ids.len() * 4
     }
 
@@ -235,20 +273,23 @@ impl Bvh {
     #[inline]
     pub fn intersect(&self, ray: &Ray, t_max: f32) -> Option<Hit> {
         let mut best: Option<Hit> = None;
-        self.tree.closest(ray, t_max, |range, t_best| {
-            for k in range {
-                let [a, b, c] = self.tris[k];
-                if let Some((t, u, v)) = intersect_triangle(ray, a, b, c, *t_best) {
-                    let hit = Hit {
-                        t,
-                        u,
-                        v,
-                        triangle: self.ids[k],
-                    };
-                    if hit.t <= *t_best && hit.beats(&best) {
-                        *t_best = t;
-                        best = Some(hit);
-                    }
+        self.tree.closest(ray, t_max, |slots, t_best| {
+            let found = self.packets[slots.start / 4].hits(ray, *t_best, slots.len());
+            // Lane by lane, as testing the leaf's triangles one at a time
+            // with t_max lowered after each hit would take them.
+            let mut lanes = found.mask;
+            while lanes != 0 {
+                let l = lanes.trailing_zeros() as usize;
+                lanes &= lanes - 1;
+                let hit = Hit {
+                    t: found.t[l],
+                    u: found.u[l],
+                    v: found.v[l],
+                    triangle: self.ids[slots.start + l],
+                };
+                if hit.t <= *t_best && hit.beats(&best) {
+                    *t_best = hit.t;
+                    best = Some(hit);
                 }
             }
         });
@@ -259,10 +300,11 @@ impl Bvh {
     /// first triangle found.
     #[inline]
     pub fn occluded(&self, ray: &Ray, t_max: f32) -> bool {
-        self.tree.any(ray, t_max, |range| {
-            self.tris[range].iter().any(|&[a, b, c]| {
-                intersect_triangle(ray, a, b, c, t_max).is_some_and(|h| h.0 <= t_max)
-            })
+        self.tree.any(ray, t_max, |slots| {
+            self.packets[slots.start / 4]
+                .hits(ray, t_max, slots.len())
+                .mask
+                != 0
         })
     }
 }
@@ -281,14 +323,14 @@ const PARALLEL_MIN: usize = 16 * 1024;
 /// as its own node array, root first. Large subtrees build their two halves
 /// in parallel and concatenate them; the tree does not depend on the
 /// scheduling, so the result is the same on any thread count.
-fn build_subtree(prims: &mut [BuildPrim], offset: usize) -> Vec<Node> {
+fn build_subtree(prims: &mut [BuildPrim], offset: usize, leaf: LeafCost) -> Vec<Node> {
     if prims.len() < PARALLEL_MIN {
         let mut nodes = Vec::with_capacity(prims.len() / 2 + 1);
         nodes.push(EMPTY_NODE);
-        build_node(&mut nodes, 0, prims, offset);
+        build_node(&mut nodes, 0, prims, offset, leaf);
         return nodes;
     }
-    let (bounds, split) = split_node(prims);
+    let (bounds, split) = split_node(prims, leaf);
     let mut root = EMPTY_NODE;
     root.min = bounds.min.to_array();
     root.max = bounds.max.to_array();
@@ -299,8 +341,8 @@ fn build_subtree(prims: &mut [BuildPrim], offset: usize) -> Vec<Node> {
     };
     let (lo, hi) = prims.split_at_mut(mid);
     let (left, right) = rayon::join(
-        || build_subtree(lo, offset),
-        || build_subtree(hi, offset + mid),
+        || build_subtree(lo, offset, leaf),
+        || build_subtree(hi, offset + mid, leaf),
     );
     // Layout: [root, left root, right root, rest of left, rest of right].
     // A child pair at local index c (always >= 1) moves to base + c - 1.
@@ -324,14 +366,14 @@ fn build_subtree(prims: &mut [BuildPrim], offset: usize) -> Vec<Node> {
 
 /// The bounds of `prims` and, unless they should stay one leaf, the index
 /// at which they were partitioned into two children.
-fn split_node(prims: &mut [BuildPrim]) -> (Aabb, Option<usize>) {
+fn split_node(prims: &mut [BuildPrim], leaf: LeafCost) -> (Aabb, Option<usize>) {
     let bounds = prims.iter().fold(Aabb::EMPTY, |b, p| b.union(p.bounds));
     if prims.len() <= 1 {
         return (bounds, None);
     }
     let centroids = prims.iter().fold(Aabb::EMPTY, |b, p| b.grow(p.centroid));
-    let mid = match best_split(prims, &bounds, &centroids) {
-        Some((axis, pos, cost)) if cost < prims.len() as f32 || prims.len() > MAX_LEAF => {
+    let mid = match best_split(prims, &bounds, &centroids, leaf) {
+        Some((axis, pos, cost)) if cost < leaf.of(prims.len()) || prims.len() > MAX_LEAF => {
             let mid = partition_in_place(prims, |p| p.centroid[axis] < pos);
             if mid == 0 || mid == prims.len() {
                 median_split(prims, &centroids)
@@ -348,8 +390,14 @@ fn split_node(prims: &mut [BuildPrim]) -> (Aabb, Option<usize>) {
 
 /// Fills `nodes[index]` for `prims` (which start at `offset` in leaf order),
 /// recursing into its children.
-fn build_node(nodes: &mut Vec<Node>, index: usize, prims: &mut [BuildPrim], offset: usize) {
-    let (bounds, split) = split_node(prims);
+fn build_node(
+    nodes: &mut Vec<Node>,
+    index: usize,
+    prims: &mut [BuildPrim],
+    offset: usize,
+    leaf: LeafCost,
+) {
+    let (bounds, split) = split_node(prims, leaf);
     nodes[index].min = bounds.min.to_array();
     nodes[index].max = bounds.max.to_array();
     let Some(mid) = split else {
@@ -363,14 +411,19 @@ fn build_node(nodes: &mut Vec<Node>, index: usize, prims: &mut [BuildPrim], offs
     nodes[index].first = left as u32;
     nodes[index].count = 0;
     let (lo, hi) = prims.split_at_mut(mid);
-    build_node(nodes, left, lo, offset);
-    build_node(nodes, left + 1, hi, offset + mid);
+    build_node(nodes, left, lo, offset, leaf);
+    build_node(nodes, left + 1, hi, offset + mid, leaf);
 }
 
 /// The cheapest binned SAH split over all three axes: (axis, position, cost
 /// in triangle tests relative to the parent's area), or None when all
 /// centroids coincide.
-fn best_split(prims: &[BuildPrim], bounds: &Aabb, centroids: &Aabb) -> Option<(usize, f32, f32)> {
+fn best_split(
+    prims: &[BuildPrim],
+    bounds: &Aabb,
+    centroids: &Aabb,
+    leaf: LeafCost,
+) -> Option<(usize, f32, f32)> {
     let mut best: Option<(usize, f32, f32)> = None;
     let parent_area = bounds.half_area().max(f32::MIN_POSITIVE);
     for axis in 0..3 {
@@ -407,7 +460,8 @@ fn best_split(prims: &[BuildPrim], bounds: &Aabb, centroids: &Aabb) -> Option<(u
                 continue;
             }
             let cost = TRAVERSAL_COST
-                + (left.half_area() * left_count as f32 + right_area[b] * right_count[b] as f32)
+                + (left.half_area() * leaf.of(left_count)
+                    + right_area[b] * leaf.of(right_count[b]))
                     / parent_area;
             if best.is_none_or(|(_, _, c)| cost < c) {
                 best = Some((axis, lo + b as f32 / scale, cost));
@@ -552,7 +606,7 @@ mod tests {
         let bounds = triangle_bounds(&mesh);
         let build = || {
             let mut prims = build_prims(&bounds);
-            let nodes = binary(&mut prims);
+            let nodes = binary(&mut prims, LeafCost::PerPacket);
             (nodes, prims.iter().map(|p| p.id).collect::<Vec<u32>>())
         };
         let (parallel, parallel_ids) = build();
@@ -598,6 +652,33 @@ mod tests {
         bin_leaves.sort_unstable();
         assert_eq!(wide_leaves, bin_leaves);
         assert!(wide.node_count() * 3 <= parallel.len());
+    }
+
+    /// Counting a leaf as one packet test gives fuller leaves (fewer of
+    /// them) than counting each triangle, and never more than four
+    /// triangles a leaf.
+    #[test]
+    fn packet_leaf_cost_fills_leaves() {
+        let mesh = crate::terrain::TerrainGrid::diamond_square(60, 60, 8.0, 2, [20.0, 20.0])
+            .to_mesh(false);
+        let leaves = |cost| {
+            let (tree, _) = Tree::build(&triangle_bounds(&mesh), cost);
+            tree.wide.leaves()
+        };
+        let (per_triangle, per_packet) =
+            (leaves(LeafCost::PerPrimitive), leaves(LeafCost::PerPacket));
+        for leaves in [&per_triangle, &per_packet] {
+            assert!(leaves.iter().all(|&(_, n)| (1..=4).contains(&n)));
+            let total: u32 = leaves.iter().map(|&(_, n)| n).sum();
+            assert_eq!(total as usize, mesh.indices.len());
+        }
+        let mean = |l: &[(u32, u32)]| mesh.indices.len() as f32 / l.len() as f32;
+        assert!(
+            mean(&per_packet) > 3.0 && mean(&per_triangle) < 2.5,
+            "{} against {}",
+            mean(&per_packet),
+            mean(&per_triangle)
+        );
     }
 
     /// Degenerate input: zero-area triangles (a point, a line) among good

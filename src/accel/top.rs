@@ -11,7 +11,7 @@
 
 use glam::{Affine3A, Vec3};
 
-use super::bvh::{Bvh, Hit, Tree};
+use super::bvh::{Bvh, Hit, LeafCost, Tree};
 use super::heightfield::HeightField;
 use super::ray::{Aabb, Ray};
 
@@ -87,7 +87,7 @@ impl TopLevel {
                 }
             })
             .collect();
-        let (tree, order) = Tree::build(&bounds);
+        let (tree, order) = Tree::build(&bounds, LeafCost::PerPrimitive);
         TopLevel {
             objects,
             meshes,

@@ -14,6 +14,7 @@
 
 use std::ops::Range;
 
+use arrayvec::ArrayVec;
 use glam::Vec4;
 
 use super::bvh::Node;
@@ -89,6 +90,18 @@ impl WideTree {
         std::mem::size_of_val(self.nodes.as_slice())
     }
 
+    /// Gives every leaf a new first primitive, `f(first, count)`, visiting
+    /// the leaves in the order they lie in the node array.
+    pub fn renumber_leaves(&mut self, mut f: impl FnMut(u32, u32) -> u32) {
+        for node in &mut self.nodes {
+            for lane in 0..4 {
+                if node.count[lane] > 0 {
+                    node.first[lane] = f(node.first[lane], node.count[lane]);
+                }
+            }
+        }
+    }
+
     /// Every leaf reachable from the root: (first primitive, count).
     #[cfg(test)]
     pub(crate) fn leaves(&self) -> Vec<(u32, u32)> {
@@ -145,35 +158,33 @@ impl WideTree {
         let r = Lanes::new(ray);
         let mut t_best = t_max;
         // Entries: (first, count, entry distance); count 0 is a node.
-        let mut stack = [(0u32, 0u32, 0.0f32); STACK];
-        let mut sp = 0;
+        let mut stack: ArrayVec<(u32, u32, f32), STACK> = ArrayVec::new();
         let mut node = 0usize;
         loop {
             let n = &self.nodes[node];
             let (t_near, mask) = Self::enter(n, &r, t_best * CULL_SLACK);
             // The entered children, sorted far to near onto the stack.
             let tn = t_near.to_array();
-            let base = sp;
-            for (lane, &t) in tn.iter().enumerate() {
-                if mask & (1 << lane) != 0 {
-                    let entry = (n.first[lane], n.count[lane], t);
-                    // Insertion: keep stack[base..] sorted by decreasing t.
-                    let mut k = sp;
-                    while k > base && stack[k - 1].2 < entry.2 {
-                        stack[k] = stack[k - 1];
-                        k -= 1;
-                    }
-                    stack[k] = entry;
-                    sp += 1;
+            let base = stack.len();
+            let mut lanes = mask;
+            while lanes != 0 {
+                let lane = lanes.trailing_zeros() as usize;
+                lanes &= lanes - 1;
+                let entry = (n.first[lane], n.count[lane], tn[lane]);
+                // Insertion: keep stack[base..] sorted by decreasing t.
+                stack.push(entry);
+                let mut k = stack.len() - 1;
+                while k > base && stack[k - 1].2 < entry.2 {
+                    stack[k] = stack[k - 1];
+                    k -= 1;
                 }
+                stack[k] = entry;
             }
             // Pop the nearest entry still reachable; test leaves right away.
             loop {
-                if sp == 0 {
+                let Some((first, count, t)) = stack.pop() else {
                     return;
-                }
-                sp -= 1;
-                let (first, count, t) = stack[sp];
+                };
                 if t > t_best * CULL_SLACK {
                     continue;
                 }
@@ -192,24 +203,22 @@ impl WideTree {
     #[inline(always)]
     pub fn any(&self, ray: &Ray, t_max: f32, mut leaf: impl FnMut(Range<usize>) -> bool) -> bool {
         let r = Lanes::new(ray);
-        let mut stack = [0u32; STACK];
-        let mut sp = 1;
-        while sp > 0 {
-            sp -= 1;
-            let n = &self.nodes[stack[sp] as usize];
+        let mut stack: ArrayVec<u32, STACK> = ArrayVec::new();
+        stack.push(0);
+        while let Some(node) = stack.pop() {
+            let n = &self.nodes[node as usize];
             let (_, mask) = Self::enter(n, &r, t_max * CULL_SLACK);
-            for lane in 0..4 {
-                if mask & (1 << lane) == 0 {
-                    continue;
-                }
+            let mut lanes = mask;
+            while lanes != 0 {
+                let lane = lanes.trailing_zeros() as usize;
+                lanes &= lanes - 1;
                 if n.count[lane] > 0 {
                     let first = n.first[lane] as usize;
                     if leaf(first..first + n.count[lane] as usize) {
                         return true;
                     }
                 } else {
-                    stack[sp] = n.first[lane];
-                    sp += 1;
+                    stack.push(n.first[lane]);
                 }
             }
         }
