@@ -163,6 +163,14 @@ impl WideTree {
         loop {
             let n = &self.nodes[node];
             let (t_near, mask) = Self::enter(n, &r, t_best * CULL_SLACK);
+            // One interior child entered: go straight into it.
+            if mask.is_power_of_two() {
+                let lane = mask.trailing_zeros() as usize;
+                if n.count[lane] == 0 {
+                    node = n.first[lane] as usize;
+                    continue;
+                }
+            }
             // The entered children, sorted far to near onto the stack.
             let tn = t_near.to_array();
             let base = stack.len();
