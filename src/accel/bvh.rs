@@ -93,7 +93,7 @@ impl Hit {
 }
 
 /// A hierarchy of boxes over primitives in leaf order: built as a binary
-/// SAH tree of 32-byte nodes, traced in its 4-wide form.
+/// SAH tree of 32-byte nodes, traced in its 8-wide form.
 #[derive(Debug, Clone)]
 pub struct Tree {
     wide: WideTree,
@@ -162,7 +162,7 @@ impl Tree {
         (tree, prims.iter().map(|p| p.id).collect())
     }
 
-    /// Number of (4-wide) nodes.
+    /// Number of (8-wide) nodes.
     pub fn node_count(&self) -> usize {
         self.wide.node_count()
     }
@@ -640,7 +640,7 @@ mod tests {
             }
         }
         assert!(seen.iter().all(|&c| c == 1));
-        // The 4-wide form keeps exactly the binary tree's leaves.
+        // The wide form keeps exactly the binary tree's leaves.
         let wide = super::WideTree::collapse(&parallel);
         let mut wide_leaves = wide.leaves();
         let mut bin_leaves: Vec<(u32, u32)> = parallel
