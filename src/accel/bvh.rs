@@ -162,6 +162,12 @@ impl Tree {
         (tree, prims.iter().map(|p| p.id).collect())
     }
 
+    /// The wide form.
+    #[cfg(test)]
+    pub(crate) fn wide(&self) -> &WideTree {
+        &self.wide
+    }
+
     /// Number of (8-wide) nodes.
     pub fn node_count(&self) -> usize {
         self.wide.node_count()

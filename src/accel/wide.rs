@@ -150,9 +150,17 @@ impl WideTree {
     }
 
     /// Entry distances of `ray` into the children of `n`, and the
-    /// children it enters by `t_limit` (bit `c` for child `c`).
+    /// children it enters by `t_limit` (bit `c` for child `c`); with `AVX`
+    /// (only where the CPU has it), in one 8-wide group.
+    #[allow(unsafe_code)]
     #[inline(always)]
-    fn enter(n: &WideNode, r: &Lanes, t_limit: f32) -> ([f32; WIDTH], u32) {
+    fn enter<const AVX: bool>(n: &WideNode, r: &Lanes, t_limit: f32) -> ([f32; WIDTH], u32) {
+        #[cfg(target_arch = "x86_64")]
+        if AVX {
+            // SAFETY: AVX is true only in functions compiled for AVX, which
+            // run only where the CPU has it.
+            return unsafe { enter_avx(n, r, t_limit) };
+        }
         let mut t_entry = [0.0; WIDTH];
         let mut mask = 0;
         for h in 0..HALVES {
@@ -184,9 +192,40 @@ impl WideTree {
     }
 
     /// Visits the leaves that `ray` reaches before the closest hit, nearest
-    /// first; see [`super::bvh::Tree::closest`].
+    /// first; see [`super::bvh::Tree::closest`]. Where the CPU has AVX
+    /// (checked at run time), a node's eight boxes are tested in one 8-wide
+    /// group, with the same operations in each lane.
+    #[allow(unsafe_code)]
     #[inline(always)]
-    pub fn closest(&self, ray: &Ray, t_max: f32, mut leaf: impl FnMut(Range<usize>, &mut f32)) {
+    pub fn closest(&self, ray: &Ray, t_max: f32, leaf: impl FnMut(Range<usize>, &mut f32)) {
+        #[cfg(target_arch = "x86_64")]
+        if avx() {
+            // SAFETY: the CPU has AVX.
+            return unsafe { self.closest_avx(ray, t_max, leaf) };
+        }
+        self.closest_with::<false>(ray, t_max, leaf)
+    }
+
+    /// [`WideTree::closest`] compiled for AVX.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support AVX.
+    #[allow(unsafe_code)]
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx")]
+    unsafe fn closest_avx(&self, ray: &Ray, t_max: f32, leaf: impl FnMut(Range<usize>, &mut f32)) {
+        self.closest_with::<true>(ray, t_max, leaf)
+    }
+
+    /// [`WideTree::closest`], its box tests in 8-wide AVX groups or not.
+    #[inline(always)]
+    fn closest_with<const AVX: bool>(
+        &self,
+        ray: &Ray,
+        t_max: f32,
+        mut leaf: impl FnMut(Range<usize>, &mut f32),
+    ) {
         let r = Lanes::new(ray);
         let mut t_best = t_max;
         // Entries: (first, count, entry distance); count 0 is a node.
@@ -194,7 +233,7 @@ impl WideTree {
         let mut node = 0usize;
         loop {
             let n = &self.nodes[node];
-            let (t_near, mask) = Self::enter(n, &r, t_best * CULL_SLACK);
+            let (t_near, mask) = Self::enter::<AVX>(n, &r, t_best * CULL_SLACK);
             // One interior child entered: go straight into it.
             if mask.is_power_of_two() {
                 let lane = mask.trailing_zeros() as usize;
@@ -239,15 +278,49 @@ impl WideTree {
     }
 
     /// Whether `leaf` reports a hit in any leaf `ray` reaches within
-    /// `t_max`; stops at the first.
+    /// `t_max`; stops at the first. AVX as in [`WideTree::closest`].
+    #[allow(unsafe_code)]
     #[inline(always)]
-    pub fn any(&self, ray: &Ray, t_max: f32, mut leaf: impl FnMut(Range<usize>) -> bool) -> bool {
+    pub fn any(&self, ray: &Ray, t_max: f32, leaf: impl FnMut(Range<usize>) -> bool) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        if avx() {
+            // SAFETY: the CPU has AVX.
+            return unsafe { self.any_avx(ray, t_max, leaf) };
+        }
+        self.any_with::<false>(ray, t_max, leaf)
+    }
+
+    /// [`WideTree::any`] compiled for AVX.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support AVX.
+    #[allow(unsafe_code)]
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx")]
+    unsafe fn any_avx(
+        &self,
+        ray: &Ray,
+        t_max: f32,
+        leaf: impl FnMut(Range<usize>) -> bool,
+    ) -> bool {
+        self.any_with::<true>(ray, t_max, leaf)
+    }
+
+    /// [`WideTree::any`], its box tests in 8-wide AVX groups or not.
+    #[inline(always)]
+    fn any_with<const AVX: bool>(
+        &self,
+        ray: &Ray,
+        t_max: f32,
+        mut leaf: impl FnMut(Range<usize>) -> bool,
+    ) -> bool {
         let r = Lanes::new(ray);
         let mut stack: ArrayVec<u32, STACK> = ArrayVec::new();
         stack.push(0);
         while let Some(node) = stack.pop() {
             let n = &self.nodes[node as usize];
-            let (_, mask) = Self::enter(n, &r, t_max * CULL_SLACK);
+            let (_, mask) = Self::enter::<AVX>(n, &r, t_max * CULL_SLACK);
             let mut lanes = mask;
             while lanes != 0 {
                 let lane = lanes.trailing_zeros() as usize;
@@ -264,6 +337,68 @@ impl WideTree {
         }
         false
     }
+}
+
+/// Whether this CPU has AVX (the answer is cached by the standard library).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn avx() -> bool {
+    is_x86_feature_detected!("avx")
+}
+
+/// [`WideTree::enter`] in one 8-wide group: each lane computes what the
+/// 4-wide groups compute, operation for operation (the same operands in
+/// the same order, so NaN slabs resolve the same way).
+///
+/// # Safety
+///
+/// The CPU must support AVX.
+#[allow(unsafe_code)]
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+#[inline]
+unsafe fn enter_avx(n: &WideNode, r: &Lanes, t_limit: f32) -> ([f32; WIDTH], u32) {
+    use std::arch::x86_64::*;
+    const { assert!(HALVES == 2) };
+    // SAFETY (loads): each `[Vec4; 2]` is eight contiguous f32.
+    let load = |v: &[Vec4; HALVES]| unsafe { _mm256_loadu_ps(v.as_ptr() as *const f32) };
+    let pick = |neg: bool, min: &[Vec4; HALVES], max: &[Vec4; HALVES]| {
+        if neg {
+            (load(max), load(min))
+        } else {
+            (load(min), load(max))
+        }
+    };
+    let (nx, fx) = pick(r.neg[0], &n.min_x, &n.max_x);
+    let (ny, fy) = pick(r.neg[1], &n.min_y, &n.max_y);
+    let (nz, fz) = pick(r.neg[2], &n.min_z, &n.max_z);
+    let splat = |v: Vec4| _mm256_set1_ps(v.x);
+    let (ox, oy, oz) = (splat(r.ox), splat(r.oy), splat(r.oz));
+    let (ix, iy, iz) = (splat(r.ix), splat(r.iy), splat(r.iz));
+    let slab = |p, o, i| _mm256_mul_ps(_mm256_sub_ps(p, o), i);
+    let robust = _mm256_set1_ps(ROBUST_FAR);
+    let t_near = _mm256_max_ps(
+        slab(nx, ox, ix),
+        _mm256_max_ps(
+            slab(ny, oy, iy),
+            _mm256_max_ps(slab(nz, oz, iz), _mm256_setzero_ps()),
+        ),
+    );
+    let t_far = _mm256_min_ps(
+        _mm256_mul_ps(slab(fx, ox, ix), robust),
+        _mm256_min_ps(
+            _mm256_mul_ps(slab(fy, oy, iy), robust),
+            _mm256_min_ps(
+                _mm256_mul_ps(slab(fz, oz, iz), robust),
+                _mm256_set1_ps(t_limit),
+            ),
+        ),
+    );
+    let mut t_entry = [0.0; WIDTH];
+    // SAFETY: `t_entry` holds eight f32.
+    unsafe { _mm256_storeu_ps(t_entry.as_mut_ptr(), t_near) };
+    let mask = _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_LE_OQ>(t_near, t_far)) as u32;
+    (t_entry, mask)
 }
 
 /// A ray spread over four lanes.
@@ -339,5 +474,59 @@ mod tests {
     #[test]
     fn node_is_128_bytes_a_group_of_four() {
         assert_eq!(std::mem::size_of::<WideNode>(), 128 * HALVES);
+    }
+
+    /// The 8-wide AVX box test gives bit for bit the entry distances and
+    /// the mask of the 4-wide groups, on every node of a tree, for random
+    /// rays and for rays along the axes (whose slabs are 0 · ∞ = NaN on
+    /// the faces they run in).
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn avx_boxes_match_the_groups_of_four() {
+        if !avx() {
+            return;
+        }
+        let mesh = crate::terrain::TerrainGrid::diamond_square(40, 40, 8.0, 4, [20.0, 20.0])
+            .to_mesh(false);
+        let bounds: Vec<Aabb> = mesh
+            .indices
+            .iter()
+            .map(|t| {
+                t.iter()
+                    .fold(Aabb::EMPTY, |b, &v| b.grow(mesh.positions[v as usize]))
+            })
+            .collect();
+        let (tree, _) = crate::accel::Tree::build(&bounds, crate::accel::bvh::LeafCost::PerPacket);
+        let tree = tree.wide();
+        let r = |k: u64, s: u64| crate::hash::unit_f32(k, s, 11) * 2.0 - 1.0;
+        let mut entered = 0;
+        for k in 0..300u64 {
+            let origin = glam::Vec3::new(r(k, 0) * 12.0, 4.0 + r(k, 1) * 4.0, r(k, 2) * 12.0);
+            let dir = match k % 5 {
+                0 => glam::Vec3::NEG_Y,
+                1 => glam::Vec3::X,
+                2 => glam::Vec3::new(0.0, -1.0, r(k, 3)).normalize(),
+                _ => glam::Vec3::new(r(k, 3), -1.0, r(k, 4)).normalize(),
+            };
+            // Snap some origins onto a box face plane.
+            let origin = if k % 7 == 0 {
+                glam::Vec3::new(tree.nodes[0].min_x[0].x, origin.y, origin.z)
+            } else {
+                origin
+            };
+            let lanes = Lanes::new(&Ray::new(origin, dir));
+            for n in &tree.nodes {
+                for t_limit in [f32::INFINITY, 6.0] {
+                    let (t4, m4) = WideTree::enter::<false>(n, &lanes, t_limit);
+                    // SAFETY: the CPU has AVX (checked above).
+                    #[allow(unsafe_code)]
+                    let (t8, m8) = unsafe { enter_avx(n, &lanes, t_limit) };
+                    assert_eq!(m4, m8, "ray {k}");
+                    assert_eq!(t4.map(f32::to_bits), t8.map(f32::to_bits), "ray {k}");
+                    entered += m4.count_ones();
+                }
+            }
+        }
+        assert!(entered > 1000, "{entered} boxes entered");
     }
 }
