@@ -508,15 +508,33 @@ mod tests {
                 2 => glam::Vec3::new(0.0, -1.0, r(k, 3)).normalize(),
                 _ => glam::Vec3::new(r(k, 3), -1.0, r(k, 4)).normalize(),
             };
-            // Snap some origins onto a box face plane.
-            let origin = if k % 7 == 0 {
-                glam::Vec3::new(tree.nodes[0].min_x[0].x, origin.y, origin.z)
+            // Rays along an axis start on face planes of some child box,
+            // so that their slabs there are 0 · ∞ = NaN.
+            let n = &tree.nodes[k as usize % tree.nodes.len()];
+            let c = if n.unused(k as usize % WIDTH) {
+                0
             } else {
-                origin
+                k as usize % WIDTH
+            };
+            let face = |min: &[Vec4; HALVES], max: &[Vec4; HALVES]| {
+                if k % 2 == 0 {
+                    min[c / 4][c % 4]
+                } else {
+                    max[c / 4][c % 4]
+                }
+            };
+            let origin = match k % 5 {
+                0 => glam::Vec3::new(face(&n.min_x, &n.max_x), origin.y, face(&n.min_z, &n.max_z)),
+                1 => glam::Vec3::new(origin.x, face(&n.min_y, &n.max_y), face(&n.min_z, &n.max_z)),
+                2 => glam::Vec3::new(face(&n.min_x, &n.max_x), origin.y, origin.z),
+                _ => origin,
             };
             let lanes = Lanes::new(&Ray::new(origin, dir));
             for n in &tree.nodes {
-                for t_limit in [f32::INFINITY, 6.0] {
+                // A limit exactly at a child's entry: the box still counts.
+                let (t_all, m_all) = WideTree::enter::<false>(n, &lanes, f32::INFINITY);
+                let at_entry = t_all[m_all.trailing_zeros().min(WIDTH as u32 - 1) as usize];
+                for t_limit in [f32::INFINITY, 6.0, at_entry] {
                     let (t4, m4) = WideTree::enter::<false>(n, &lanes, t_limit);
                     // SAFETY: the CPU has AVX (checked above).
                     #[allow(unsafe_code)]
