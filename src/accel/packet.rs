@@ -164,7 +164,14 @@ mod tests {
                 Vec3::new(r(k, 43), -2.5, r(k, 44)).normalize()
             };
             let ray = Ray::new(origin, dir);
-            let t_max = if k % 3 == 0 { 2.5 } else { f32::INFINITY };
+            // A t_max exactly at the first triangle's hit (a tie with the
+            // best hit so far) keeps that hit.
+            let first_hit = intersect_triangle(&ray, tris[0][0], tris[0][1], tris[0][2], 1e30);
+            let t_max = match (k % 3, first_hit) {
+                (0, _) => 2.5,
+                (1, Some((t, _, _))) => t,
+                _ => f32::INFINITY,
+            };
             let count = 1 + (k % 4) as usize;
             let packet = Packet::new(&tris[..count]);
             let got = packet.hits(&ray, t_max, count);
