@@ -13,6 +13,7 @@
 
 use std::ops::Range;
 
+use arrayvec::ArrayVec;
 use glam::Vec3;
 
 use super::packet::Packet;
@@ -245,7 +246,7 @@ impl Bvh {
         let mut ids = Vec::new();
         tree.wide.renumber_leaves(|first, count| {
             let leaf = &order[first as usize..(first + count) as usize];
-            let tris: Vec<[Vec3; 3]> = leaf
+            let tris: ArrayVec<[Vec3; 3], MAX_LEAF> = leaf
                 .iter()
                 .map(|&id| mesh.indices[id as usize].map(|v| mesh.positions[v as usize]))
                 .collect();

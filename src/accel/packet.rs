@@ -63,12 +63,8 @@ impl Packet {
     /// [`super::ray::intersect_triangle`] with t in (0, t_max], lane by lane.
     #[inline(always)]
     pub fn hits(&self, ray: &Ray, t_max: f32, count: usize) -> PacketHits {
-        let (s, kz) = ray.shear();
-        let (kx, ky, kz) = match kz {
-            0 => (1, 2, 0),
-            1 => (2, 0, 1),
-            _ => (0, 1, 2),
-        };
+        let (s, _) = ray.shear();
+        let [kx, ky, kz] = ray.axes();
         let o = [0, 1, 2].map(|k| Vec4::splat(ray.origin[k]));
         let (sx, sy, sz) = (Vec4::splat(s.x), Vec4::splat(s.y), Vec4::splat(s.z));
         // Each vertex moved into the ray's frame, as `ray::shear` does.

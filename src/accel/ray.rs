@@ -31,7 +31,7 @@ impl Ray {
         } else {
             2
         };
-        let (kx, ky) = ((kz + 1) % 3, (kz + 2) % 3);
+        let [kx, ky, kz] = axes(kz);
         let shear = Vec3::new(dir[kx] / dir[kz], dir[ky] / dir[kz], 1.0 / dir[kz]);
         Ray {
             origin,
@@ -49,11 +49,25 @@ impl Ray {
         (self.shear, self.kz)
     }
 
+    /// The axes of the watertight test's permuted frame: the world axes
+    /// that become its x, y and z (z the dominant one).
+    #[inline]
+    pub(crate) fn axes(&self) -> [usize; 3] {
+        axes(self.kz as usize)
+    }
+
     /// The point at parameter `t`.
     #[inline]
     pub fn at(&self, t: f32) -> Vec3 {
         self.origin + self.dir * t
     }
+}
+
+/// The permuted frame's axes for dominant axis `kz`: the next two axes
+/// cyclically, then `kz`.
+#[inline(always)]
+fn axes(kz: usize) -> [usize; 3] {
+    [(kz + 1) % 3, (kz + 2) % 3, kz]
 }
 
 /// 1 + 2γ₃ with γₙ = nε/(1 − nε) and ε = 2⁻²⁴: the factor that makes a

@@ -243,13 +243,12 @@ impl WideTree {
                 }
             }
             // The entered children, sorted far to near onto the stack.
-            let tn = t_near;
             let base = stack.len();
             let mut lanes = mask;
             while lanes != 0 {
                 let lane = lanes.trailing_zeros() as usize;
                 lanes &= lanes - 1;
-                let entry = (n.first[lane], n.count[lane], tn[lane]);
+                let entry = (n.first[lane], n.count[lane], t_near[lane]);
                 // Insertion: keep stack[base..] sorted by decreasing t.
                 stack.push(entry);
                 let mut k = stack.len() - 1;
