@@ -208,26 +208,28 @@ pub fn write_image(img: &DynamicImage, path: &Path, format: ImageFormat) -> Resu
 /// chunks. The same pixels and metadata always give the same bytes (the
 /// merge of region renders relies on it).
 pub fn encode_png(img: &DynamicImage, meta: &Metadata) -> std::result::Result<Vec<u8>, String> {
-    let (color, depth, bytes): (png::ColorType, png::BitDepth, Vec<u8>) = match img {
+    use std::borrow::Cow;
+    let big_endian = |v: &[u16]| Cow::Owned(v.iter().flat_map(|v| v.to_be_bytes()).collect());
+    let (color, depth, bytes): (png::ColorType, png::BitDepth, Cow<[u8]>) = match img {
         DynamicImage::ImageRgb8(b) => (
             png::ColorType::Rgb,
             png::BitDepth::Eight,
-            b.as_raw().clone(),
+            Cow::Borrowed(b.as_raw()),
         ),
         DynamicImage::ImageRgba8(b) => (
             png::ColorType::Rgba,
             png::BitDepth::Eight,
-            b.as_raw().clone(),
+            Cow::Borrowed(b.as_raw()),
         ),
         DynamicImage::ImageRgb16(b) => (
             png::ColorType::Rgb,
             png::BitDepth::Sixteen,
-            b.as_raw().iter().flat_map(|v| v.to_be_bytes()).collect(),
+            big_endian(b.as_raw()),
         ),
         DynamicImage::ImageRgba16(b) => (
             png::ColorType::Rgba,
             png::BitDepth::Sixteen,
-            b.as_raw().iter().flat_map(|v| v.to_be_bytes()).collect(),
+            big_endian(b.as_raw()),
         ),
         other => return Err(format!("cannot write {:?} as PNG", other.color())),
     };

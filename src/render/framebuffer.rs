@@ -68,20 +68,34 @@ impl Framebuffer {
     /// Exposure, tone curve and sRGB encoding to 8 bits per channel; RGBA
     /// when some pixel's coverage does not round to 255, RGB otherwise.
     pub fn to_srgb8(&self, exposure_scale: f32, op: Tonemap) -> DynamicImage {
-        let encoded: Vec<[u8; 4]> = self
-            .pixels
-            .par_iter()
-            .map(|&p| {
-                let c = tonemap::apply(op, unpremultiplied(p) * exposure_scale);
-                [
-                    tonemap::srgb8(c.x),
-                    tonemap::srgb8(c.y),
-                    tonemap::srgb8(c.z),
-                    tonemap::to_u8(p.w),
-                ]
-            })
-            .collect();
-        rgb_or_rgba8(self.width, self.height, &encoded)
+        let code = |p: Vec4| {
+            let c = tonemap::apply(op, unpremultiplied(p) * exposure_scale);
+            [
+                tonemap::srgb8(c.x),
+                tonemap::srgb8(c.y),
+                tonemap::srgb8(c.z),
+                tonemap::to_u8(p.w),
+            ]
+        };
+        // Straight into the image's bytes, rows in parallel: gathering the
+        // codes first and dropping alpha after took a 1080p frame 40 ms.
+        let opaque = self.pixels.par_iter().all(|p| tonemap::to_u8(p.w) == 255);
+        let channels = if opaque { 3 } else { 4 };
+        let row = self.width.max(1) as usize;
+        let mut data = vec![0u8; channels * self.pixels.len()];
+        data.par_chunks_mut(channels * row)
+            .zip(self.pixels.par_chunks(row))
+            .for_each(|(out, pixels)| {
+                for (out, &p) in out.chunks_exact_mut(channels).zip(pixels) {
+                    out.copy_from_slice(&code(p)[..channels]);
+                }
+            });
+        let (w, h) = (self.width, self.height);
+        if opaque {
+            DynamicImage::ImageRgb8(RgbImage::from_raw(w, h, data).expect("sized"))
+        } else {
+            DynamicImage::ImageRgba8(RgbaImage::from_raw(w, h, data).expect("sized"))
+        }
     }
 }
 
@@ -110,10 +124,13 @@ pub fn rgb_or_rgba16(width: u32, height: u32, encoded: &[[u16; 4]]) -> DynamicIm
 /// output follows (full renders and merged regions alike).
 pub fn rgb_or_rgba8(width: u32, height: u32, encoded: &[[u8; 4]]) -> DynamicImage {
     if encoded.iter().all(|p| p[3] == 255) {
-        let data = encoded.iter().flat_map(|p| [p[0], p[1], p[2]]).collect();
+        let mut data = Vec::with_capacity(3 * encoded.len());
+        for p in encoded {
+            data.extend_from_slice(&p[..3]);
+        }
         DynamicImage::ImageRgb8(RgbImage::from_raw(width, height, data).expect("sized"))
     } else {
-        let data = encoded.iter().flat_map(|p| *p).collect();
+        let data = encoded.as_flattened().to_vec();
         DynamicImage::ImageRgba8(RgbaImage::from_raw(width, height, data).expect("sized"))
     }
 }

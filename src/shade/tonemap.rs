@@ -30,9 +30,11 @@ pub fn srgb_encode(x: f32) -> f32 {
 
 /// `to_u8(srgb_encode(x))` for any x, bit for bit, without a `powf`: a
 /// table indexed by the top bits of x gives the code at the start of x's
-/// bucket, and the steps (the least x of each code) take it the rest of
-/// the way, at most one step in practice. NaN and values ≤ 0 give 0,
-/// values ≥ 1 give 255, as the formula does.
+/// bucket, and the step to the next code (its least x) says whether x has
+/// passed it. No bucket holds two steps (`srgb8_table` checks), so one
+/// comparison, without a branch, finishes the job: a loop there cost the
+/// 8-bit output a mispredicted branch per channel. NaN and values ≤ 0
+/// give 0, values ≥ 1 give 255, as the formula does.
 #[inline]
 pub fn srgb8(x: f32) -> u8 {
     if x.is_nan() || x <= 0.0 {
@@ -42,11 +44,8 @@ pub fn srgb8(x: f32) -> u8 {
         return 255;
     }
     let t = srgb8_table();
-    let mut k = t.start[(x.to_bits() >> BUCKET_SHIFT) as usize] as usize;
-    while k < 255 && x >= t.steps[k + 1] {
-        k += 1;
-    }
-    k as u8
+    let k = t.start[(x.to_bits() >> BUCKET_SHIFT) as usize] as usize;
+    (k + (x >= t.steps[k + 1]) as usize) as u8
 }
 
 /// Buckets of [`srgb8`]: 2⁷ per octave of x.
@@ -54,8 +53,8 @@ const BUCKET_SHIFT: u32 = 16;
 
 struct Srgb8Table {
     /// For each code k in 1..=255, the least f32 whose code is k or more
-    /// (entry 0 is unused).
-    steps: [f32; 256],
+    /// (entry 0 is unused, entry 256 is +∞: no code above 255).
+    steps: [f32; 257],
     /// The code of the least f32 of each bucket of [0, 1).
     start: Vec<u8>,
 }
@@ -67,8 +66,9 @@ fn srgb8_table() -> &'static Srgb8Table {
     static TABLE: std::sync::OnceLock<Srgb8Table> = std::sync::OnceLock::new();
     TABLE.get_or_init(|| {
         let code = |bits: u32| to_u8(srgb_encode(f32::from_bits(bits)));
-        let mut steps = [f32::NEG_INFINITY; 256];
-        for (k, step) in steps.iter_mut().enumerate().skip(1) {
+        let mut steps = [f32::NEG_INFINITY; 257];
+        steps[256] = f32::INFINITY;
+        for (k, step) in steps.iter_mut().enumerate().take(256).skip(1) {
             // code(lo) < k ≤ code(hi), lo and hi bit patterns of [0, 1].
             let (mut lo, mut hi) = (0u32, 1f32.to_bits());
             while hi - lo > 1 {
@@ -81,9 +81,17 @@ fn srgb8_table() -> &'static Srgb8Table {
             }
             *step = f32::from_bits(hi);
         }
-        let start = (0..1f32.to_bits() >> BUCKET_SHIFT)
+        let start: Vec<u8> = (0..1f32.to_bits() >> BUCKET_SHIFT)
             .map(|b| code(b << BUCKET_SHIFT))
             .collect();
+        // Each bucket's last value is at most one code past its first.
+        for (b, &k) in start.iter().enumerate() {
+            let last = f32::from_bits((((b as u32) + 1) << BUCKET_SHIFT) - 1);
+            assert!(
+                (k as usize + 2 > 256) || last < steps[k as usize + 2],
+                "an sRGB bucket spans two steps"
+            );
+        }
         Srgb8Table { steps, start }
     })
 }
@@ -144,6 +152,7 @@ mod tests {
         assert_eq!(srgb8(0.0), 0);
         assert_eq!(srgb8(1.0), 255);
         assert!(srgb8_table().steps[1..].windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(srgb8_table().steps[256], f32::INFINITY);
     }
 
     #[test]
