@@ -107,37 +107,56 @@ pub fn render_region(
     progress: &ProgressBar,
     cancel: &AtomicBool,
 ) -> Result<(Framebuffer, RenderStats)> {
-    let tiles = tiles(region);
     let shadow_rays = AtomicU64::new(0);
     let start = Instant::now();
-    let rendered: Vec<(Rect, Vec<Vec4>, Bad)> = tiles
-        .par_iter()
-        .map(|&tile| {
+    // Bands of TILE rows, each written by its own task straight into the
+    // image, their tiles rendered in parallel too: gathering every tile
+    // first and copying them in one by one took a 1080p frame 44 ms on
+    // one thread.
+    let mut fb = Framebuffer::new(region.width(), region.height());
+    let band_len = (region.width() * TILE).max(1) as usize;
+    let bad = fb
+        .pixels
+        .par_chunks_mut(band_len)
+        .enumerate()
+        .map(|(band, rows)| {
+            let y0 = region.y0 + band as u32 * TILE;
+            let y1 = (y0 + TILE).min(region.y1);
+            let band_tiles = tiles(Rect { y0, y1, ..region });
+            let rendered: Vec<(Rect, Vec<Vec4>, Bad)> = band_tiles
+                .par_iter()
+                .map(|&tile| {
+                    let mut bad = Bad::default();
+                    if cancel.load(Ordering::Relaxed) {
+                        return (tile, Vec::new(), bad);
+                    }
+                    let mut shadows = 0u64;
+                    let pixels = render_tile(scene, world, camera, tile, &mut shadows, &mut bad);
+                    shadow_rays.fetch_add(shadows, Ordering::Relaxed);
+                    progress.inc(1);
+                    (tile, pixels, bad)
+                })
+                .collect();
             let mut bad = Bad::default();
-            if cancel.load(Ordering::Relaxed) {
-                return (tile, Vec::new(), bad);
+            for (tile, pixels, tile_bad) in rendered {
+                if pixels.is_empty() {
+                    continue; // cancelled
+                }
+                let w = tile.width() as usize;
+                for (row, src) in pixels.chunks_exact(w).enumerate() {
+                    let at = row * region.width() as usize + (tile.x0 - region.x0) as usize;
+                    rows[at..at + w].copy_from_slice(src);
+                }
+                bad.merge(&tile_bad);
             }
-            let mut shadows = 0u64;
-            let pixels = render_tile(scene, world, camera, tile, &mut shadows, &mut bad);
-            shadow_rays.fetch_add(shadows, Ordering::Relaxed);
-            progress.inc(1);
-            (tile, pixels, bad)
+            bad
         })
-        .collect();
+        .reduce(Bad::default, |mut a, b| {
+            a.merge(&b);
+            a
+        });
     if cancel.load(Ordering::Relaxed) {
         return Err(Error::Interrupted);
-    }
-    let mut fb = Framebuffer::new(region.width(), region.height());
-    let mut bad = Bad::default();
-    for (tile, pixels, tile_bad) in rendered {
-        let local = Rect {
-            x0: tile.x0 - region.x0,
-            y0: tile.y0 - region.y0,
-            x1: tile.x1 - region.x0,
-            y1: tile.y1 - region.y0,
-        };
-        fb.put(local, &pixels);
-        bad.merge(&tile_bad);
     }
     let stats = RenderStats {
         primary_rays: region.width() as u64 * region.height() as u64 * scene.image.samples as u64,
@@ -491,36 +510,56 @@ mod tests {
 
     #[test]
     fn regions_are_bit_identical_to_the_full_render() {
-        let scene = small_scene();
-        let world = World::build(&scene);
-        let camera = scene.camera();
-        let none = AtomicBool::new(false);
-        let (full, _) = render(&scene, &world, &camera, &ProgressBar::hidden(), &none).unwrap();
-        let region = Rect {
-            x0: 3,
-            y0: 2,
-            x1: 11,
-            y1: 9,
-        };
-        let (part, stats) = render_region(
-            &scene,
-            &world,
-            &camera,
-            region,
-            &ProgressBar::hidden(),
-            &none,
-        )
-        .unwrap();
-        assert_eq!((part.width, part.height), (8, 7));
-        assert_eq!(stats.primary_rays, 8 * 7 * 2);
-        for y in 0..7 {
-            for x in 0..8 {
-                let a = part.pixels[(y * 8 + x) as usize];
-                let b = full.pixels[((y + 2) * 16 + x + 3) as usize];
-                assert_eq!(
-                    a.to_array().map(f32::to_bits),
-                    b.to_array().map(f32::to_bits)
-                );
+        // One tile's worth, and one across several bands and tiles whose
+        // edges fall inside tiles of the full render.
+        for (size, region) in [
+            (
+                (16, 9),
+                Rect {
+                    x0: 3,
+                    y0: 2,
+                    x1: 11,
+                    y1: 9,
+                },
+            ),
+            (
+                (80, 70),
+                Rect {
+                    x0: 5,
+                    y0: 30,
+                    x1: 75,
+                    y1: 69,
+                },
+            ),
+        ] {
+            let mut scene = small_scene();
+            (scene.image.width, scene.image.height) = size;
+            let world = World::build(&scene);
+            let camera = scene.camera();
+            let none = AtomicBool::new(false);
+            let (full, _) = render(&scene, &world, &camera, &ProgressBar::hidden(), &none).unwrap();
+            let (part, stats) = render_region(
+                &scene,
+                &world,
+                &camera,
+                region,
+                &ProgressBar::hidden(),
+                &none,
+            )
+            .unwrap();
+            let (w, h) = (region.width(), region.height());
+            assert_eq!((part.width, part.height), (w, h));
+            assert_eq!(stats.primary_rays, (w * h * 2) as u64);
+            for y in 0..h {
+                for x in 0..w {
+                    let a = part.pixels[(y * w + x) as usize];
+                    let b = full.pixels[((y + region.y0) * size.0 + x + region.x0) as usize];
+                    assert_eq!(
+                        a.to_array().map(f32::to_bits),
+                        b.to_array().map(f32::to_bits),
+                        "pixel ({x}, {y}) of region {region:?}"
+                    );
+                }
             }
         }
     }
