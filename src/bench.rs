@@ -200,7 +200,7 @@ fn trace_once(accel: &Accel, hits: &mut [Option<(f32, Vec3)>]) -> (Counts, PassT
                 x1: WIDTH,
                 y1: y0 + out.len() as u32 / WIDTH,
             };
-            let pixels: Vec<(u32, u32)> = patch_order(band).collect();
+            let pixels = patch_order(band);
             let rays: Vec<Ray> = pixels
                 .iter()
                 .map(|&(px, py)| Ray::new(pos, camera_dir(fwd, right, up, px, py)))
