@@ -30,11 +30,7 @@ impl Framebuffer {
 
     /// Copies a tile's pixels (row-major within `r`) into place.
     pub fn put(&mut self, r: Rect, pixels: &[Vec4]) {
-        for (row, y) in (r.y0..r.y1).enumerate() {
-            let src = &pixels[row * r.width() as usize..(row + 1) * r.width() as usize];
-            let start = y as usize * self.width as usize + r.x0 as usize;
-            self.pixels[start..start + src.len()].copy_from_slice(src);
-        }
+        put_rect(&mut self.pixels, self.width, r, pixels);
     }
 
     /// Linear radiance times the exposure as RGBA floats, without tone
@@ -97,6 +93,16 @@ impl Framebuffer {
         } else {
             DynamicImage::ImageRgba8(RgbaImage::from_raw(w, h, data).expect("sized"))
         }
+    }
+}
+
+/// Copies `pixels` (row-major within `r`) into rectangle `r` of `rows`,
+/// rows of an image `width` pixels wide (row 0 of `r` is `rows`' first).
+pub fn put_rect(rows: &mut [Vec4], width: u32, r: Rect, pixels: &[Vec4]) {
+    let w = r.width() as usize;
+    for (src, y) in pixels.chunks_exact(w.max(1)).zip(r.y0..r.y1) {
+        let start = y as usize * width as usize + r.x0 as usize;
+        rows[start..start + w].copy_from_slice(src);
     }
 }
 

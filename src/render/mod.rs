@@ -142,11 +142,13 @@ pub fn render_region(
                 if pixels.is_empty() {
                     continue; // cancelled
                 }
-                let w = tile.width() as usize;
-                for (row, src) in pixels.chunks_exact(w).enumerate() {
-                    let at = row * region.width() as usize + (tile.x0 - region.x0) as usize;
-                    rows[at..at + w].copy_from_slice(src);
-                }
+                let in_band = Rect {
+                    x0: tile.x0 - region.x0,
+                    y0: tile.y0 - y0,
+                    x1: tile.x1 - region.x0,
+                    y1: tile.y1 - y0,
+                };
+                framebuffer::put_rect(rows, region.width(), in_band, &pixels);
                 bad.merge(&tile_bad);
             }
             bad
