@@ -189,24 +189,25 @@ fn trace_once(accel: &Accel, hits: &mut [Option<(f32, Vec3)>]) -> (Counts, PassT
 
     let t0 = Instant::now();
     // Bands of PATCH rows, traced patch by patch as a render tile orders
-    // its pixels, so that neighbouring rays go together.
+    // its pixels, so that neighbouring rays go together. Every band has the
+    // same order (the height is a multiple of PATCH), listed once.
+    const { assert!(HEIGHT.is_multiple_of(PATCH)) };
+    let order = patch_order(Rect {
+        x0: 0,
+        y0: 0,
+        x1: WIDTH,
+        y1: PATCH,
+    });
     hits.par_chunks_mut((WIDTH * PATCH) as usize)
         .enumerate()
         .for_each(|(band, out)| {
             let y0 = band as u32 * PATCH;
-            let band = Rect {
-                x0: 0,
-                y0,
-                x1: WIDTH,
-                y1: y0 + out.len() as u32 / WIDTH,
-            };
-            let pixels = patch_order(band);
-            let rays: Vec<Ray> = pixels
+            let rays: Vec<Ray> = order
                 .iter()
-                .map(|&(px, py)| Ray::new(pos, camera_dir(fwd, right, up, px, py)))
+                .map(|&(px, dy)| Ray::new(pos, camera_dir(fwd, right, up, px, y0 + dy)))
                 .collect();
-            for (&(px, py), hit) in pixels.iter().zip(accel.intersect(&rays)) {
-                out[((py - y0) * WIDTH + px) as usize] = hit;
+            for (&(px, dy), hit) in order.iter().zip(accel.intersect(&rays)) {
+                out[(dy * WIDTH + px) as usize] = hit;
             }
         });
     let primary = t0.elapsed();

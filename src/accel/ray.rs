@@ -1,6 +1,6 @@
 //! Rays, axis-aligned boxes and the ray–triangle test.
 
-use glam::Vec3;
+use glam::{Vec3, Vec3A};
 
 /// A ray with its precomputed reciprocal direction and the shear of the
 /// watertight ray–triangle test.
@@ -24,19 +24,21 @@ impl Ray {
     #[inline]
     pub fn new(origin: Vec3, dir: Vec3) -> Ray {
         let a = dir.abs();
-        let kz = if a.x >= a.y && a.x >= a.z {
-            0
+        // The dominant axis kz, and the shear's numerators: the next two
+        // axes cyclically ([`axes`]), then 1. Two 4-wide divisions rather
+        // than six scalar ones, with the same results lane by lane.
+        let (kz, top, bottom) = if a.x >= a.y && a.x >= a.z {
+            (0, Vec3A::new(dir.y, dir.z, 1.0), dir.x)
         } else if a.y >= a.z {
-            1
+            (1, Vec3A::new(dir.z, dir.x, 1.0), dir.y)
         } else {
-            2
+            (2, Vec3A::new(dir.x, dir.y, 1.0), dir.z)
         };
-        let [kx, ky, kz] = axes(kz);
-        let shear = Vec3::new(dir[kx] / dir[kz], dir[ky] / dir[kz], 1.0 / dir[kz]);
+        let shear = Vec3::from(top / Vec3A::splat(bottom));
         Ray {
             origin,
             dir,
-            inv_dir: dir.recip(),
+            inv_dir: Vec3::from(Vec3A::from(dir).recip()),
             shear,
             kz: kz as u8,
         }

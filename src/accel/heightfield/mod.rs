@@ -144,25 +144,25 @@ struct Start {
 fn cell_on_axis(lines: &[f32], o: f32, inv: f32, p: f32, t: f32) -> usize {
     let last = lines.len() - 2;
     let (first, end) = (lines[0], lines[last + 1]);
-    let guess = ((p - first) / (end - first) * (last + 1) as f32).floor();
-    let mut j = if guess.is_nan() {
-        0
-    } else {
-        (guess.max(0.0) as usize).min(last)
-    };
+    // `as` saturates, NaN and negatives to 0; through u32, whose
+    // conversion is a few instructions shorter than usize's.
+    let guess = (p - first) / (end - first) * (last + 1) as f32;
+    let mut j = (guess as u32 as usize).min(last);
     let forward = inv > 0.0;
-    let past = |k: usize| t >= (lines[k] - o) * inv;
-    // Cell j holds the ray when it is on j's side of both its lines.
-    for _ in 0..lines.len() {
-        let before_low = j > 0 && past(j) != forward;
-        let beyond_high = j < last && past(j + 1) == forward;
-        if before_low {
-            j -= 1;
-        } else if beyond_high {
-            j += 1;
-        } else {
-            break;
-        }
+    let past = |line: f32| t >= (line - o) * inv;
+    // Cell j holds the ray when it is on j's side of both its lines; the
+    // guess almost always does, and is checked without branches.
+    let [low, high] = [lines[j], lines[j + 1]];
+    if ((j == 0) | (past(low) == forward)) & ((j == last) | (past(high) != forward)) {
+        return j;
+    }
+    // Past is monotone along the lines (the ray meets them in order), so a
+    // wrong guess moves one way only.
+    while j > 0 && past(lines[j]) != forward {
+        j -= 1;
+    }
+    while j < last && past(lines[j + 1]) == forward {
+        j += 1;
     }
     j
 }
@@ -297,8 +297,7 @@ impl HeightField {
     /// (i,j+1)(i+1,j)(i+1,j+1).
     #[inline]
     pub fn triangle(&self, id: u32) -> [Vec3; 3] {
-        let cell = id as usize / 2;
-        let (i, j) = (cell / (self.cols - 1), cell % (self.cols - 1));
+        let (i, j) = self.triangle_cell(id);
         let [p00, p10, p01, p11] = self.cell_vertices(i, j);
         if id.is_multiple_of(2) {
             [p00, p10, p01]
@@ -307,12 +306,23 @@ impl HeightField {
         }
     }
 
+    /// The cell (row, column) that holds triangle `id`: in 32-bit
+    /// arithmetic where the grid's width allows (ids are 32-bit), whose
+    /// division is the faster one.
+    #[inline(always)]
+    fn triangle_cell(&self, id: u32) -> (usize, usize) {
+        let cell = id / 2;
+        match u32::try_from(self.cols - 1) {
+            Ok(w) => ((cell / w) as usize, (cell % w) as usize),
+            Err(_) => (0, cell as usize),
+        }
+    }
+
     /// Sample indices (row-major) of the vertices of triangle `id`, in the
     /// order of [`HeightField::triangle`].
     #[inline]
     pub fn triangle_samples(&self, id: u32) -> [usize; 3] {
-        let cell = id as usize / 2;
-        let (i, j) = (cell / (self.cols - 1), cell % (self.cols - 1));
+        let (i, j) = self.triangle_cell(id);
         let k = i * self.cols + j;
         if id.is_multiple_of(2) {
             [k, k + self.cols, k + 1]
