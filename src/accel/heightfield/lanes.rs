@@ -12,7 +12,9 @@
 //! selects); only a cell whose edge functions come out exactly zero goes
 //! to the scalar test and its f64 fallback. A lane whose ray is done takes
 //! the next ray of the batch at once, so the lanes stay full until the
-//! batch runs out, and two groups of eight take turns, so that one's loads
+//! batch runs out; where each ray starts (its interval in the field's box
+//! and its start block) is found for eight rays at a time, in the lanes
+//! too ([`Starts`]), and two groups of eight take turns, so that one's loads
 //! and divisions overlap the other's work.
 //!
 //! Every lane computes exactly what [`HeightField::walk`] and
@@ -27,9 +29,279 @@
 
 use std::arch::x86_64::*;
 
-use super::{HeightField, Hint, Query};
+use super::{HeightField, Hint, Query, Start};
 use crate::accel::bvh::Hit;
 use crate::accel::ray::{Ray, CULL_SLACK, ROBUST_FAR};
+
+/// The grid lines of one axis as [`crate::terrain::TerrainGrid::position`]
+/// places them, lane by lane: line j at (j / cells − ½) · size.
+#[derive(Clone, Copy)]
+struct Lines {
+    cells: __m256,
+    size: __m256,
+}
+
+impl Lines {
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn new(samples: usize, size: f32) -> Lines {
+        Lines {
+            cells: _mm256_set1_ps((samples - 1) as f32),
+            size: _mm256_set1_ps(size),
+        }
+    }
+
+    /// Line `index` of each lane.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn at(self, index: __m256i) -> __m256 {
+        _mm256_mul_ps(
+            _mm256_sub_ps(
+                _mm256_div_ps(_mm256_cvtepi32_ps(index), self.cells),
+                _mm256_set1_ps(0.5),
+            ),
+            self.size,
+        )
+    }
+}
+
+/// Where eight consecutive rays of a batch start their walks, found
+/// together, lane by lane exactly as [`HeightField::start_from`] finds
+/// each: the field's box interval, the slack, the start parameter and
+/// level, and the start block from a guess that is checked against the
+/// block's lines by the descent's rule (a wrong guess, which is rare, is
+/// corrected by the scalar search).
+#[repr(C, align(32))]
+#[derive(Default)]
+struct Starts {
+    t: [f32; 8],
+    t_leave: [f32; 8],
+    eps: [f32; 8],
+    level: [i32; 8],
+    bi: [i32; 8],
+    bj: [i32; 8],
+    /// Lanes whose ray misses the field's box (no walk), one bit each.
+    miss: u32,
+    /// Lanes whose ray runs exactly along a grid line (walked on its own).
+    alone: u32,
+    /// Index in the batch of the ray in lane 0 (a multiple of eight), or
+    /// `usize::MAX` before the first group.
+    first: usize,
+}
+
+impl Starts {
+    /// The starts of rays `first..first + 8` of `rays` (those that exist).
+    #[target_feature(enable = "avx2")]
+    unsafe fn find(
+        &mut self,
+        field: &HeightField,
+        rays: &[Ray],
+        t_max: &[f32],
+        hints: &[Hint],
+        first: usize,
+    ) {
+        self.first = first;
+        let count = (rays.len() - first).min(8);
+        // The rays' quantities, lane by lane; lanes past the batch repeat
+        // its last ray, and are never read.
+        let mut q = [[0f32; 8]; 11];
+        let mut hint_level = [0i32; 8];
+        let mut zero_dir = 0u32;
+        for lane in 0..8 {
+            let k = first + lane.min(count - 1);
+            let (o, d, inv) = (rays[k].origin, rays[k].dir, rays[k].inv_dir);
+            for (v, x) in q.iter_mut().zip([
+                o.x, o.y, o.z, d.x, d.y, d.z, inv.x, inv.y, inv.z, t_max[k], hints[k].t,
+            ]) {
+                v[lane] = x;
+            }
+            hint_level[lane] = hints[k].level.min(field.top) as i32;
+            zero_dir |= ((d.x == 0.0 || d.z == 0.0) as u32) << lane;
+        }
+        let [ox, oy, oz, dx, dy, dz, inv_x, inv_y, inv_z, t_max, hint_t] = q.map(|v| load(&v));
+
+        // The box interval, as `Aabb::interval`: each axis' slab, nearer
+        // end first (a NaN end swaps nothing and is passed over).
+        let b = field.bounds;
+        let zero = _mm256_setzero_ps();
+        let mut t_near = zero;
+        let mut t_far = _mm256_mul_ps(t_max, _mm256_set1_ps(CULL_SLACK));
+        for (low, high, o, inv) in [
+            (b.min.x, b.max.x, ox, inv_x),
+            (b.min.y, b.max.y, oy, inv_y),
+            (b.min.z, b.max.z, oz, inv_z),
+        ] {
+            let t1 = _mm256_mul_ps(_mm256_sub_ps(_mm256_set1_ps(low), o), inv);
+            let t2 = _mm256_mul_ps(_mm256_sub_ps(_mm256_set1_ps(high), o), inv);
+            let swap = _mm256_cmp_ps::<_CMP_GT_OQ>(t1, t2);
+            let near = _mm256_blendv_ps(t1, t2, swap);
+            let far = _mm256_mul_ps(_mm256_blendv_ps(t2, t1, swap), _mm256_set1_ps(ROBUST_FAR));
+            t_near = _mm256_blendv_ps(t_near, near, _mm256_cmp_ps::<_CMP_GT_OQ>(near, t_near));
+            t_far = _mm256_blendv_ps(t_far, far, _mm256_cmp_ps::<_CMP_LT_OQ>(far, t_far));
+        }
+        let (t_enter, t_leave) = (t_near, t_far);
+        let sign = _mm256_set1_ps(-0.0);
+        let abs = |v: __m256| _mm256_andnot_ps(sign, v);
+        let inside = _mm256_and_ps(
+            _mm256_cmp_ps::<_CMP_LE_OQ>(t_enter, t_leave),
+            _mm256_cmp_ps::<_CMP_LT_OQ>(abs(t_leave), _mm256_set1_ps(f32::INFINITY)),
+        );
+        let eps = _mm256_mul_ps(
+            _mm256_add_ps(
+                _mm256_add_ps(
+                    _mm256_add_ps(abs(oy), abs(_mm256_mul_ps(dy, t_leave))),
+                    _mm256_set1_ps(b.min.y.abs()),
+                ),
+                _mm256_set1_ps(b.max.y.abs()),
+            ),
+            _mm256_set1_ps(4e-6),
+        );
+
+        // The start: a hint's, else the entry, in the ray's own cell when
+        // it starts inside the box, four levels below the root otherwise.
+        let hinted = _mm256_cmp_ps::<_CMP_GT_OQ>(hint_t, t_enter);
+        let t = _mm256_blendv_ps(t_enter, _mm256_min_ps(hint_t, t_leave), hinted);
+        let top = _mm256_set1_epi32(field.top as i32);
+        let unhinted_level = _mm256_andnot_si256(
+            _mm256_castps_si256(_mm256_cmp_ps::<_CMP_EQ_OQ>(t_enter, zero)),
+            _mm256_max_epi32(
+                _mm256_sub_epi32(top, _mm256_set1_epi32(4)),
+                _mm256_setzero_si256(),
+            ),
+        );
+        let level = _mm256_blendv_epi8(
+            unhinted_level,
+            load_i(&hint_level),
+            _mm256_castps_si256(hinted),
+        );
+
+        // The start block: the cell a guess from the point at t gives,
+        // checked against its two lines on each axis.
+        // The last cell on each axis.
+        let (cw, ch) = (field.cols - 2, field.rows - 2);
+        let cell = |o: __m256, d: __m256, inv: __m256, lines: &[f32], along: Lines, last: usize| {
+            let p = _mm256_add_ps(o, _mm256_mul_ps(d, t));
+            let (first, end) = (lines[0], lines[last + 1]);
+            let guess = _mm256_mul_ps(
+                _mm256_div_ps(
+                    _mm256_sub_ps(p, _mm256_set1_ps(first)),
+                    _mm256_set1_ps(end - first),
+                ),
+                _mm256_set1_ps((last + 1) as f32),
+            );
+            // As `as u32` then `min(last)`: NaN and negatives to 0.
+            let j = _mm256_cvttps_epi32(_mm256_min_ps(
+                _mm256_max_ps(guess, zero),
+                _mm256_set1_ps(last as f32),
+            ));
+            let forward = _mm256_cmp_ps::<_CMP_GT_OQ>(inv, zero);
+            let past = |line: __m256| {
+                _mm256_cmp_ps::<_CMP_GE_OQ>(t, _mm256_mul_ps(_mm256_sub_ps(line, o), inv))
+            };
+            let one = _mm256_set1_epi32(1);
+            let low = past(along.at(j));
+            let high = past(along.at(_mm256_add_epi32(j, one)));
+            let at_first = _mm256_castsi256_ps(_mm256_cmpeq_epi32(j, _mm256_setzero_si256()));
+            let at_last =
+                _mm256_castsi256_ps(_mm256_cmpeq_epi32(j, _mm256_set1_epi32(last as i32)));
+            // Past the low line the way the ray goes, and not the high one.
+            let low_ok = _mm256_or_ps(
+                at_first,
+                _mm256_xor_ps(
+                    _mm256_xor_ps(low, forward),
+                    _mm256_castsi256_ps(_mm256_set1_epi32(-1)),
+                ),
+            );
+            let high_ok = _mm256_or_ps(at_last, _mm256_xor_ps(high, forward));
+            (j, _mm256_movemask_ps(_mm256_and_ps(low_ok, high_ok)) as u32)
+        };
+        let (j, j_ok) = cell(
+            ox,
+            dx,
+            inv_x,
+            &field.xs,
+            Lines::new(field.cols, field.size[0]),
+            cw,
+        );
+        let (i, i_ok) = cell(
+            oz,
+            dz,
+            inv_z,
+            &field.zs,
+            Lines::new(field.rows, field.size[1]),
+            ch,
+        );
+        let at_top = _mm256_cmpeq_epi32(level, top);
+        let block = |index: __m256i| _mm256_andnot_si256(at_top, _mm256_srlv_epi32(index, level));
+
+        store(&mut self.t, t);
+        store(&mut self.t_leave, t_leave);
+        store(&mut self.eps, eps);
+        store_i(&mut self.level, level);
+        store_i(&mut self.bi, block(i));
+        store_i(&mut self.bj, block(j));
+        let lanes = (1u32 << count) - 1;
+        self.miss = !(_mm256_movemask_ps(inside) as u32) & lanes;
+        self.alone = 0;
+        // Rays with a zero x or z direction may run along a grid line.
+        let mut zero_dir = zero_dir & lanes & !self.miss;
+        while zero_dir != 0 {
+            let lane = zero_dir.trailing_zeros() as usize;
+            zero_dir &= zero_dir - 1;
+            if field.runs_along_a_line(&rays[first + lane]) != (false, false) {
+                self.alone |= 1 << lane;
+            }
+        }
+        // Wrong guesses: the scalar search.
+        let at_top = _mm256_movemask_ps(_mm256_castsi256_ps(at_top)) as u32;
+        let mut wrong = !(i_ok & j_ok) & lanes & !self.miss & !self.alone & !at_top;
+        while wrong != 0 {
+            let lane = wrong.trailing_zeros() as usize;
+            wrong &= wrong - 1;
+            let [bi, bj] =
+                field.block_at(&rays[first + lane], self.t[lane], self.level[lane] as u32);
+            self.bi[lane] = bi as i32;
+            self.bj[lane] = bj as i32;
+        }
+    }
+
+    /// The start of lane `lane`'s ray (None when it misses the box).
+    fn get(&self, lane: usize) -> Option<Start> {
+        (self.miss & (1 << lane) == 0).then(|| Start {
+            t_start: self.t[lane],
+            t_leave: self.t_leave[lane],
+            eps: self.eps[lane],
+            level: self.level[lane] as u32,
+            block: [self.bi[lane] as usize, self.bj[lane] as usize],
+        })
+    }
+}
+
+/// The start of each ray of `rays` as the lanes find them, and whether it
+/// runs along a grid line (for the tests, against
+/// [`HeightField::start_from`]).
+///
+/// # Safety
+///
+/// As [`walk`].
+#[cfg(test)]
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn starts(
+    field: &HeightField,
+    rays: &[Ray],
+    t_max: &[f32],
+    hints: &[Hint],
+) -> Vec<(Option<Start>, bool)> {
+    let mut starts = Starts::default();
+    (0..rays.len())
+        .map(|k| {
+            if k % 8 == 0 {
+                starts.find(field, rays, t_max, hints, k);
+            }
+            (starts.get(k % 8), starts.alone & (1 << (k % 8)) != 0)
+        })
+        .collect()
+}
 
 /// Whether this CPU can run the lanes.
 pub(super) fn available() -> bool {
@@ -152,6 +424,10 @@ pub(super) unsafe fn walk<Q: Query>(
         t_max,
         hints,
         next: 0,
+        starts: Starts {
+            first: usize::MAX,
+            ..Starts::default()
+        },
     };
     for s in groups.iter_mut() {
         for lane in 0..8 {
@@ -419,6 +695,8 @@ struct Batch<'a> {
     t_max: &'a [f32],
     hints: &'a [Hint],
     next: usize,
+    /// The starts of the eight rays around `next`.
+    starts: Starts,
 }
 
 /// Puts the next ray of the batch that needs a lane into `lane`, or empties
@@ -437,6 +715,7 @@ fn fill(
         t_max,
         hints,
         next,
+        starts,
     } = batch;
     if s.ray[lane] >= 0 {
         query.finish(s.ray[lane] as usize, lane_best(s, lane));
@@ -445,11 +724,16 @@ fn fill(
         let k = *next;
         *next += 1;
         let ray = &rays[k];
-        if field.runs_along_a_line(ray) != (false, false) {
+        let first = k & !7;
+        if starts.first != first {
+            // SAFETY: `fill` runs inside `walk`, whose caller checked AVX2.
+            unsafe { starts.find(field, rays, t_max, hints, first) };
+        }
+        if starts.alone & (1 << (k - first)) != 0 {
             query.single(field, k, ray, t_max[k]);
             continue;
         }
-        let Some(start) = field.start_from(ray, t_max[k], hints[k]) else {
+        let Some(start) = starts.get(k - first) else {
             query.finish(k, None);
             continue;
         };

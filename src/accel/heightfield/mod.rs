@@ -121,6 +121,7 @@ impl Query for Any<'_> {
 }
 
 /// Where a ray's walk starts and ends.
+#[derive(Debug, Clone, Copy, PartialEq)]
 struct Start {
     /// Where the walk starts: the ray's entry into the field's box, or
     /// later where a bundle's hint says it meets no triangle before.

@@ -61,6 +61,43 @@ fn check_batches(field: &HeightField, rays: &[(Ray, f32)]) -> Result<(), TestCas
         prop_assert_eq!(hits[k], single, "batch, ray {:?}", ray);
         prop_assert_eq!(blocked[k], field.occluded(ray, *t), "batch, ray {:?}", ray);
     }
+    check_lane_starts(field, &list, &t_max)
+}
+
+/// The lanes find every ray's start (with its bundle's hint) bit for bit
+/// as [`HeightField::start_from`] does, and the same rays along grid lines.
+fn check_lane_starts(
+    field: &HeightField,
+    rays: &[Ray],
+    t_max: &[f32],
+) -> Result<(), TestCaseError> {
+    #[cfg(target_arch = "x86_64")]
+    if field.fits_lanes() && lanes::available() {
+        let hints = field.hints(rays);
+        // SAFETY: the CPU has AVX2 and the field fits the lanes.
+        #[allow(unsafe_code)]
+        let got = unsafe { lanes::starts(field, rays, t_max, &hints) };
+        for (k, ray) in rays.iter().enumerate() {
+            let expect = (
+                field.start_from(ray, t_max[k], hints[k]),
+                field.runs_along_a_line(ray) != (false, false),
+            );
+            // A ray along a line is walked on its own, from its own start.
+            let got = if expect.1 {
+                (expect.0, got[k].1)
+            } else {
+                got[k]
+            };
+            prop_assert_eq!(
+                got,
+                expect,
+                "start of ray {} {:?}, hint {:?}",
+                k,
+                ray,
+                hints[k]
+            );
+        }
+    }
     Ok(())
 }
 
@@ -213,6 +250,39 @@ proptest! {
             .collect();
         let hits = check_rays(&g, &rays)?;
         prop_assert_eq!(hits, rays.len(), "every ray down onto the grid hits");
+    }
+
+    /// Rays from points on grid lines inside the field's box, slanted
+    /// either way (as shadow rays leave the ground): a start cell guessed
+    /// from such a point can land on the wrong side of its line, and must
+    /// be corrected by the descent's rule, in the lanes as on their own.
+    #[test]
+    fn rays_from_grid_lines_start_in_the_right_cell(
+        (w, h, data) in (3usize..40, 3usize..40).prop_flat_map(|(w, h)| {
+            (Just(w), Just(h), prop::collection::vec(0.0f32..2.0, w * h))
+        }),
+        size in (3.0f32..30.0, 3.0f32..30.0),
+        picks in prop::collection::vec(
+            (0usize..64, 0usize..64, prop::array::uniform3(-1.0f32..1.0), 0u8..3),
+            64,
+        ),
+    ) {
+        let g = grid(w, h, data, [size.0, size.1]);
+        let rays: Vec<(Ray, f32)> = picks
+            .iter()
+            .filter(|(_, _, d, _)| d[0] != 0.0 && d[2] != 0.0)
+            .map(|&(a, b, d, kind)| {
+                let p = g.position(a % h, b % w);
+                let q = g.position((a + 1) % h, (b + 1) % w);
+                let (x, z) = match kind {
+                    0 => (p.x, p.z),
+                    1 => (p.x, (p.z + q.z) * 0.5),
+                    _ => ((p.x + q.x) * 0.5, p.z),
+                };
+                (Ray::new(Vec3::new(x, 1.0, z), Vec3::from_array(d)), f32::INFINITY)
+            })
+            .collect();
+        check_rays(&g, &rays)?;
     }
 }
 
