@@ -3,8 +3,11 @@
 use glam::{Vec3, Vec3A};
 
 /// A ray with its precomputed reciprocal direction and the shear of the
-/// watertight ray–triangle test.
+/// watertight ray–triangle test. Laid out in C order, so that the AVX2
+/// lanes can read eight rays' first eight floats (origin, direction, and
+/// x and y of the reciprocal) as vectors.
 #[derive(Debug, Clone, Copy)]
+#[repr(C)]
 pub struct Ray {
     /// Origin, world units.
     pub origin: Vec3,

@@ -102,28 +102,42 @@ impl Starts {
     ) {
         self.first = first;
         let count = (rays.len() - first).min(8);
-        // The rays' quantities, lane by lane; lanes past the batch repeat
-        // its last ray, and are never read.
-        let mut q = [[0f32; 8]; 11];
-        let mut hint_level = [0i32; 8];
-        let mut zero_dir = 0u32;
-        for lane in 0..8 {
-            let k = first + lane.min(count - 1);
-            let (o, d, inv) = (rays[k].origin, rays[k].dir, rays[k].inv_dir);
-            for (v, x) in q.iter_mut().zip([
-                o.x, o.y, o.z, d.x, d.y, d.z, inv.x, inv.y, inv.z, t_max[k], hints[k].t,
-            ]) {
-                v[lane] = x;
+        let [ox, oy, oz, dx, dy, dz, inv_x, inv_y, inv_z, t_max, hint_t, hint_level] = if count == 8
+        {
+            gather_eight(
+                &rays[first..first + 8],
+                &t_max[first..first + 8],
+                &hints[first..first + 8],
+            )
+        } else {
+            // The batch's last few rays, lane by lane; the lanes past
+            // it repeat its last ray, and are never read.
+            let mut q = [[0f32; 8]; 12];
+            for lane in 0..8 {
+                let k = first + lane.min(count - 1);
+                let (o, d, inv) = (rays[k].origin, rays[k].dir, rays[k].inv_dir);
+                let level = f32::from_bits(hints[k].level);
+                for (v, x) in q.iter_mut().zip([
+                    o.x, o.y, o.z, d.x, d.y, d.z, inv.x, inv.y, inv.z, t_max[k], hints[k].t, level,
+                ]) {
+                    v[lane] = x;
+                }
             }
-            hint_level[lane] = hints[k].level.min(field.top) as i32;
-            zero_dir |= ((d.x == 0.0 || d.z == 0.0) as u32) << lane;
-        }
-        let [ox, oy, oz, dx, dy, dz, inv_x, inv_y, inv_z, t_max, hint_t] = q.map(|v| load(&v));
+            q.map(|v| load(&v))
+        };
+        let hint_level = _mm256_min_epu32(
+            _mm256_castps_si256(hint_level),
+            _mm256_set1_epi32(field.top as i32),
+        );
+        let zero = _mm256_setzero_ps();
+        let zero_dir = _mm256_movemask_ps(_mm256_or_ps(
+            _mm256_cmp_ps::<_CMP_EQ_OQ>(dx, zero),
+            _mm256_cmp_ps::<_CMP_EQ_OQ>(dz, zero),
+        )) as u32;
 
         // The box interval, as `Aabb::interval`: each axis' slab, nearer
         // end first (a NaN end swaps nothing and is passed over).
         let b = field.bounds;
-        let zero = _mm256_setzero_ps();
         let mut t_near = zero;
         let mut t_far = _mm256_mul_ps(t_max, _mm256_set1_ps(CULL_SLACK));
         for (low, high, o, inv) in [
@@ -169,11 +183,7 @@ impl Starts {
                 _mm256_setzero_si256(),
             ),
         );
-        let level = _mm256_blendv_epi8(
-            unhinted_level,
-            load_i(&hint_level),
-            _mm256_castps_si256(hinted),
-        );
+        let level = _mm256_blendv_epi8(unhinted_level, hint_level, _mm256_castps_si256(hinted));
 
         // The start block: the cell a guess from the point at t gives,
         // checked against its two lines on each axis.
@@ -275,6 +285,77 @@ impl Starts {
             block: [self.bi[lane] as usize, self.bj[lane] as usize],
         })
     }
+}
+
+/// Eight rays' origins, directions, reciprocal directions, `t_max` and
+/// hints (t, and the level's bits), one vector per quantity: the rays'
+/// first eight floats are read as vectors and transposed.
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn gather_eight(rays: &[Ray], t_max: &[f32], hints: &[Hint]) -> [__m256; 12] {
+    assert!(rays.len() == 8 && t_max.len() == 8 && hints.len() == 8);
+    const { assert!(std::mem::size_of::<Ray>() >= 9 * 4) };
+    const { assert!(std::mem::size_of::<Hint>() == 8) };
+    // SAFETY: `Ray` is `repr(C)` with origin, dir and inv_dir first, nine
+    // f32 in all (checked above), so each ray's first eight floats are in
+    // bounds; the slices hold eight elements (asserted).
+    let row = |k: usize| unsafe { _mm256_loadu_ps(&rays[k] as *const Ray as *const f32) };
+    let [r0, r1, r2, r3, r4, r5, r6, r7] = std::array::from_fn(row);
+    // The 8 × 8 transpose: pairs, then quadruples, then halves.
+    let (a0, a1) = (_mm256_unpacklo_ps(r0, r1), _mm256_unpackhi_ps(r0, r1));
+    let (a2, a3) = (_mm256_unpacklo_ps(r2, r3), _mm256_unpackhi_ps(r2, r3));
+    let (a4, a5) = (_mm256_unpacklo_ps(r4, r5), _mm256_unpackhi_ps(r4, r5));
+    let (a6, a7) = (_mm256_unpacklo_ps(r6, r7), _mm256_unpackhi_ps(r6, r7));
+    let (b0, b1) = (
+        _mm256_shuffle_ps::<0b01_00_01_00>(a0, a2),
+        _mm256_shuffle_ps::<0b11_10_11_10>(a0, a2),
+    );
+    let (b2, b3) = (
+        _mm256_shuffle_ps::<0b01_00_01_00>(a1, a3),
+        _mm256_shuffle_ps::<0b11_10_11_10>(a1, a3),
+    );
+    let (b4, b5) = (
+        _mm256_shuffle_ps::<0b01_00_01_00>(a4, a6),
+        _mm256_shuffle_ps::<0b11_10_11_10>(a4, a6),
+    );
+    let (b6, b7) = (
+        _mm256_shuffle_ps::<0b01_00_01_00>(a5, a7),
+        _mm256_shuffle_ps::<0b11_10_11_10>(a5, a7),
+    );
+    let low = |x: __m256, y: __m256| _mm256_permute2f128_ps::<0x20>(x, y);
+    let high = |x: __m256, y: __m256| _mm256_permute2f128_ps::<0x31>(x, y);
+    let inv_z = _mm256_setr_ps(
+        rays[0].inv_dir.z,
+        rays[1].inv_dir.z,
+        rays[2].inv_dir.z,
+        rays[3].inv_dir.z,
+        rays[4].inv_dir.z,
+        rays[5].inv_dir.z,
+        rays[6].inv_dir.z,
+        rays[7].inv_dir.z,
+    );
+    // Hints are (t, level) pairs: evens and odds of two vectors of four.
+    // SAFETY: eight 8-byte hints are 64 bytes in bounds.
+    let (h0, h1) = unsafe {
+        let at = hints.as_ptr() as *const f32;
+        (_mm256_loadu_ps(at), _mm256_loadu_ps(at.add(8)))
+    };
+    let order =
+        |v: __m256| _mm256_castpd_ps(_mm256_permute4x64_pd::<0b11_01_10_00>(_mm256_castps_pd(v)));
+    [
+        low(b0, b4),
+        low(b1, b5),
+        low(b2, b6),
+        low(b3, b7),
+        high(b0, b4),
+        high(b1, b5),
+        high(b2, b6),
+        high(b3, b7),
+        inv_z,
+        _mm256_loadu_ps(t_max.as_ptr()),
+        order(_mm256_shuffle_ps::<0b10_00_10_00>(h0, h1)),
+        order(_mm256_shuffle_ps::<0b11_01_11_01>(h0, h1)),
+    ]
 }
 
 /// The start of each ray of `rays` as the lanes find them, and whether it
