@@ -479,21 +479,10 @@ pub(super) unsafe fn walk<Q: Query>(
     let level_cols = |level: __m256i| _mm256_add_epi32(_mm256_srlv_epi32(cw_less, level), one);
     let level_rows = |level: __m256i| _mm256_add_epi32(_mm256_srlv_epi32(ch_less, level), one);
     // Grid line coordinates as `TerrainGrid::position` computes them.
-    let (x_cells, x_size) = (
-        _mm256_set1_ps((field.cols - 1) as f32),
-        _mm256_set1_ps(field.size[0]),
+    let (x_lines, z_lines) = (
+        Lines::new(field.cols, field.size[0]),
+        Lines::new(field.rows, field.size[1]),
     );
-    let (z_cells, z_size) = (
-        _mm256_set1_ps((field.rows - 1) as f32),
-        _mm256_set1_ps(field.size[1]),
-    );
-    let half = _mm256_set1_ps(0.5);
-    let line = |index: __m256i, cells: __m256, size: __m256| {
-        _mm256_mul_ps(
-            _mm256_sub_ps(_mm256_div_ps(_mm256_cvtepi32_ps(index), cells), half),
-            size,
-        )
-    };
     // Two groups of eight lanes: while one waits on a load or a division,
     // the other's independent work fills the pipeline.
     let mut groups: [State; GROUPS] = std::array::from_fn(|_| State {
@@ -550,7 +539,7 @@ pub(super) unsafe fn walk<Q: Query>(
                 _mm256_sllv_epi32(_mm256_add_epi32(bi, _mm256_and_si256(fwd_z, one)), level),
                 ch,
             );
-            let (x_exit, z_exit) = (line(col, x_cells, x_size), line(row, z_cells, z_size));
+            let (x_exit, z_exit) = (x_lines.at(col), z_lines.at(row));
             let tx = _mm256_mul_ps(_mm256_sub_ps(x_exit, ox), inv_x);
             let tz = _mm256_mul_ps(_mm256_sub_ps(z_exit, oz), inv_z);
             let t_exit = lower(lower(t_leave, tx), tz);
@@ -602,8 +591,8 @@ pub(super) unsafe fn walk<Q: Query>(
                 let behind = |index: __m256i, forward: __m256i| {
                     _mm256_add_epi32(index, _mm256_andnot_si256(forward, one))
                 };
-                let x_behind = line(behind(bj, fwd_x), x_cells, x_size);
-                let z_behind = line(behind(bi, fwd_z), z_cells, z_size);
+                let x_behind = x_lines.at(behind(bj, fwd_x));
+                let z_behind = z_lines.at(behind(bi, fwd_z));
                 let (fx, fz) = (_mm256_castsi256_ps(fwd_x), _mm256_castsi256_ps(fwd_z));
                 let (x0, x1) = (
                     _mm256_blendv_ps(x_exit, x_behind, fx),
@@ -718,11 +707,11 @@ pub(super) unsafe fn walk<Q: Query>(
             );
             let past_x = _mm256_castps_si256(_mm256_cmp_ps::<_CMP_GE_OQ>(
                 t,
-                _mm256_mul_ps(_mm256_sub_ps(line(col_mid, x_cells, x_size), ox), inv_x),
+                _mm256_mul_ps(_mm256_sub_ps(x_lines.at(col_mid), ox), inv_x),
             ));
             let past_z = _mm256_castps_si256(_mm256_cmp_ps::<_CMP_GE_OQ>(
                 t,
-                _mm256_mul_ps(_mm256_sub_ps(line(row_mid, z_cells, z_size), oz), inv_z),
+                _mm256_mul_ps(_mm256_sub_ps(z_lines.at(row_mid), oz), inv_z),
             ));
             // Far half where (forward == past), i.e. where they do not differ.
             let far_x = _mm256_andnot_si256(_mm256_xor_si256(fwd_x, past_x), one);
