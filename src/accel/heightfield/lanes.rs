@@ -90,6 +90,14 @@ struct Starts {
 }
 
 impl Starts {
+    /// Before the first group of a batch.
+    fn new() -> Starts {
+        Starts {
+            first: usize::MAX,
+            ..Starts::default()
+        }
+    }
+
     /// The starts of rays `first..first + 8` of `rays` (those that exist).
     #[target_feature(enable = "avx2")]
     unsafe fn find(
@@ -110,20 +118,14 @@ impl Starts {
                 &hints[first..first + 8],
             )
         } else {
-            // The batch's last few rays, lane by lane; the lanes past
-            // it repeat its last ray, and are never read.
-            let mut q = [[0f32; 8]; 12];
-            for lane in 0..8 {
-                let k = first + lane.min(count - 1);
-                let (o, d, inv) = (rays[k].origin, rays[k].dir, rays[k].inv_dir);
-                let level = f32::from_bits(hints[k].level);
-                for (v, x) in q.iter_mut().zip([
-                    o.x, o.y, o.z, d.x, d.y, d.z, inv.x, inv.y, inv.z, t_max[k], hints[k].t, level,
-                ]) {
-                    v[lane] = x;
-                }
-            }
-            q.map(|v| load(&v))
+            // The batch's last few rays, padded with copies of its last
+            // one (whose lanes are never read).
+            let at = |lane: usize| first + lane.min(count - 1);
+            gather_eight(
+                &std::array::from_fn::<_, 8, _>(|lane| rays[at(lane)]),
+                &std::array::from_fn::<_, 8, _>(|lane| t_max[at(lane)]),
+                &std::array::from_fn::<_, 8, _>(|lane| hints[at(lane)]),
+            )
         };
         let hint_level = _mm256_min_epu32(
             _mm256_castps_si256(hint_level),
@@ -186,9 +188,8 @@ impl Starts {
         let level = _mm256_blendv_epi8(unhinted_level, hint_level, _mm256_castps_si256(hinted));
 
         // The start block: the cell a guess from the point at t gives,
-        // checked against its two lines on each axis.
-        // The last cell on each axis.
-        let (cw, ch) = (field.cols - 2, field.rows - 2);
+        // checked against its two lines on each axis (`last`: its last
+        // cell).
         let cell = |o: __m256, d: __m256, inv: __m256, lines: &[f32], along: Lines, last: usize| {
             let p = _mm256_add_ps(o, _mm256_mul_ps(d, t));
             let (first, end) = (lines[0], lines[last + 1]);
@@ -231,7 +232,7 @@ impl Starts {
             inv_x,
             &field.xs,
             Lines::new(field.cols, field.size[0]),
-            cw,
+            field.cols - 2,
         );
         let (i, i_ok) = cell(
             oz,
@@ -239,7 +240,7 @@ impl Starts {
             inv_z,
             &field.zs,
             Lines::new(field.rows, field.size[1]),
-            ch,
+            field.rows - 2,
         );
         let at_top = _mm256_cmpeq_epi32(level, top);
         let block = |index: __m256i| _mm256_andnot_si256(at_top, _mm256_srlv_epi32(index, level));
@@ -373,7 +374,7 @@ pub(super) unsafe fn starts(
     t_max: &[f32],
     hints: &[Hint],
 ) -> Vec<(Option<Start>, bool)> {
-    let mut starts = Starts::default();
+    let mut starts = Starts::new();
     (0..rays.len())
         .map(|k| {
             if k % 8 == 0 {
@@ -494,10 +495,7 @@ pub(super) unsafe fn walk<Q: Query>(
         t_max,
         hints,
         next: 0,
-        starts: Starts {
-            first: usize::MAX,
-            ..Starts::default()
-        },
+        starts: Starts::new(),
     };
     for s in groups.iter_mut() {
         for lane in 0..8 {

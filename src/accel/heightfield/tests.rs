@@ -61,7 +61,13 @@ fn check_batches(field: &HeightField, rays: &[(Ray, f32)]) -> Result<(), TestCas
         prop_assert_eq!(hits[k], single, "batch, ray {:?}", ray);
         prop_assert_eq!(blocked[k], field.occluded(ray, *t), "batch, ray {:?}", ray);
     }
-    check_lane_starts(field, &list, &t_max)
+    check_lane_starts(field, &list, &t_max)?;
+    // Without the first ray, the lanes' groups of eight shift and the last
+    // one is partial (most lists here are multiples of eight).
+    if list.len() > 1 {
+        check_lane_starts(field, &list[1..], &t_max[1..])?;
+    }
+    Ok(())
 }
 
 /// The lanes find every ray's start (with its bundle's hint) bit for bit
