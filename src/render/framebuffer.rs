@@ -19,12 +19,15 @@ pub struct Framebuffer {
 }
 
 impl Framebuffer {
-    /// A transparent black image.
+    /// A transparent black image. Its memory comes zeroed from the system
+    /// (`calloc`), so its pages are first touched by the tiles that fill
+    /// them, in parallel: `vec![Vec4::ZERO; n]` wrote a 1080p frame's 33 MB
+    /// serially before tracing, 30-35 ms.
     pub fn new(width: u32, height: u32) -> Framebuffer {
         Framebuffer {
             width,
             height,
-            pixels: vec![Vec4::ZERO; width as usize * height as usize],
+            pixels: bytemuck::zeroed_vec(width as usize * height as usize),
         }
     }
 
