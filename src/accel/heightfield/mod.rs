@@ -207,7 +207,10 @@ impl HeightField {
         let n = cols * rows;
         let size = grid.size;
         let mut data = grid.heights.data;
-        data.resize(n + 2 * total, 0.0);
+        // The ranges' room, zeroed in parallel: a serial `resize` spent
+        // 40-50 ms on the pages of a 4097² field's 44 MB of ranges.
+        data.reserve_exact(2 * total);
+        data.par_extend(rayon::iter::repeat_n(0.0, 2 * total));
         let (heights, tail) = data.split_at_mut(n);
         let ranges: &mut [[f32; 2]] = tail.as_chunks_mut::<2>().0;
         // Level 1 is read from the heights; level k > 1 combines the (up
@@ -756,7 +759,8 @@ fn neighbourhood_peaks(
     level_cols: &[usize],
     top: u32,
 ) -> Vec<f32> {
-    let mut peaks = vec![f32::NEG_INFINITY; ranges.len()];
+    let mut peaks = Vec::with_capacity(ranges.len());
+    peaks.par_extend(rayon::iter::repeat_n(f32::NEG_INFINITY, ranges.len()));
     for k in 1..=top as usize {
         let (rows, cols, base) = (level_rows[k], level_cols[k], level_base[k]);
         let level = &ranges[base..base + rows * cols];
