@@ -384,6 +384,14 @@ fn render_command(args: RenderArgs) -> Result<ExitCode> {
     // The summary's total runs from here: reading and checking the scene
     // (decoding a heightmap) is part of what a render costs.
     let start = Instant::now();
+    // Every parallel step, from decoding a heightmap to converting the
+    // image for output, runs on the `--threads` pool.
+    let pool = thread_pool(args.threads)?;
+    pool.install(|| render_on_pool(args, start))
+}
+
+/// [`render_command`] on its thread pool; `start` is when the command began.
+fn render_on_pool(args: RenderArgs, start: Instant) -> Result<ExitCode> {
     let sun_edit = |raw: &mut scene::SceneFile| {
         if let Some(e) = args.sun_elevation {
             raw.sun.elevation = e;
@@ -438,20 +446,17 @@ fn render_command(args: RenderArgs) -> Result<ExitCode> {
     };
     let area = region.unwrap_or(farm::full(w, h));
 
-    let pool = thread_pool(args.threads)?;
     let progress = progress_bar(args.quiet);
     progress.set_length(render::tile_count(area.width(), area.height()));
     progress.set_message("building terrain");
-    let (world, result) = pool.install(|| {
-        let world = World::build(&scene);
-        if CANCEL.load(Ordering::SeqCst) {
-            return (world, Err(Error::Interrupted));
-        }
+    let world = World::build(&scene);
+    let result = if CANCEL.load(Ordering::SeqCst) {
+        Err(Error::Interrupted)
+    } else {
         progress.set_message("tracing");
         let camera = scene.camera();
-        let result = render::render_region(&scene, &world, &camera, area, &progress, &CANCEL);
-        (world, result)
-    });
+        render::render_region(&scene, &world, &camera, area, &progress, &CANCEL)
+    };
     let (mut fb, stats) = result?;
     progress.finish_and_clear();
     if args.full_canvas {
@@ -463,6 +468,7 @@ fn render_command(args: RenderArgs) -> Result<ExitCode> {
         return Err(Error::Interrupted);
     }
     let exposure = scene.image.exposure_scale;
+    let output_start = Instant::now();
     match format {
         output::Format::Png => {
             output::write_png_with(&fb.to_srgb8(exposure, scene.image.tonemap), &meta, &out)?
@@ -476,12 +482,13 @@ fn render_command(args: RenderArgs) -> Result<ExitCode> {
             &out,
         )?,
     }
+    let output_time = output_start.elapsed();
     if !args.quiet {
         let region_note = region.map_or(String::new(), |r| {
             format!(" (region {},{},{},{} of {w}×{h})", r.x0, r.y0, r.x1, r.y1)
         });
         println!(
-            "{}: {}×{}{region_note}, {} spp, {:.2} s total | scene {:.0} ms, terrain {:.0} ms, {} triangles ({} stored), {} rocks, acceleration build {:.0} ms, {:.1} MiB | {} rays ({} primary, {} shadow and sky) in {:.2} s = {:.2} Mrays/s on {} threads",
+            "{}: {}×{}{region_note}, {} spp, {:.2} s total | scene {:.0} ms, terrain {:.0} ms, {} triangles ({} stored), {} rocks, acceleration build {:.0} ms, {:.1} MiB | {} rays ({} primary, {} shadow and sky) in {:.2} s = {:.2} Mrays/s on {} thread{} | output written in {:.0} ms",
             out.display(),
             fb.width,
             fb.height,
@@ -499,7 +506,9 @@ fn render_command(args: RenderArgs) -> Result<ExitCode> {
             stats.shadow_rays,
             stats.trace_time.as_secs_f64(),
             stats.mrays_per_second(),
-            pool.current_num_threads()
+            rayon::current_num_threads(),
+            if rayon::current_num_threads() == 1 { "" } else { "s" },
+            output_time.as_secs_f64() * 1e3
         );
     }
     if stats.bad_samples > 0 {

@@ -7,7 +7,17 @@ fn default_scene_renders_to_png_with_overridden_size() {
     let dir = tempfile::tempdir().unwrap();
     let out = run_in(
         dir.path(),
-        &["render", "-o", "out.png", "--width", "96", "--spp", "1"],
+        &[
+            "render",
+            "-o",
+            "out.png",
+            "--width",
+            "96",
+            "--spp",
+            "1",
+            "--threads",
+            "1",
+        ],
     );
     assert!(
         out.status.success(),
@@ -18,7 +28,13 @@ fn default_scene_renders_to_png_with_overridden_size() {
     // --width alone keeps the scene's 16:9 aspect: 96 × 54.
     assert_eq!((img.width(), img.height()), (96, 54));
     let summary = String::from_utf8_lossy(&out.stdout);
-    for word in ["triangles", "acceleration build", "rays", "Mrays/s"] {
+    for word in [
+        "triangles",
+        "acceleration build",
+        "rays",
+        "Mrays/s on 1 thread |",
+        "output written in",
+    ] {
         assert!(summary.contains(word), "summary lacks {word}: {summary}");
     }
 }
