@@ -1,21 +1,26 @@
 //! From linear radiance to display values: exposure, tone curve, sRGB.
 
-use glam::Vec3;
+use glam::{Vec3, Vec3A};
 
 pub use crate::scene::Tonemap;
 
 /// Applies the tone curve to exposed linear radiance; the result is in [0, 1].
 #[inline]
+///
+/// The channels go through SSE lanes (`Vec3A`): each lane does the scalar
+/// operations in the same order, so the results are the scalar curve's
+/// bit for bit (also for NaN and ±∞, where `maxps`/`minps` return their
+/// second operand as `f32::max`/`min` return the non-NaN one), with one
+/// division for three instead of three.
 pub fn apply(op: Tonemap, c: Vec3) -> Vec3 {
-    let c = c.max(Vec3::ZERO);
-    match op {
+    let c = Vec3A::from(c).max(Vec3A::ZERO);
+    Vec3::from(match op {
         // Narkowicz 2015, "ACES Filmic Tone Mapping Curve".
-        Tonemap::Aces => {
-            ((c * (2.51 * c + 0.03)) / (c * (2.43 * c + 0.59) + 0.14)).clamp(Vec3::ZERO, Vec3::ONE)
-        }
+        Tonemap::Aces => ((c * (2.51 * c + 0.03)) / (c * (2.43 * c + 0.59) + 0.14))
+            .clamp(Vec3A::ZERO, Vec3A::ONE),
         Tonemap::Reinhard => c / (c + 1.0),
-        Tonemap::None => c.min(Vec3::ONE),
-    }
+        Tonemap::None => c.min(Vec3A::ONE),
+    })
 }
 
 /// sRGB transfer function (IEC 61966-2-1) of a value in [0, 1].
@@ -115,6 +120,58 @@ mod tests {
         assert_eq!(apply(Tonemap::Reinhard, Vec3::ONE), Vec3::splat(0.5));
         // ACES fit at 1: 2.54 / 3.16.
         assert!((apply(Tonemap::Aces, Vec3::ONE).x - 2.54 / 3.16).abs() < 1e-6);
+    }
+
+    /// The curves channel by channel in scalar f32, as `apply` computed
+    /// them before it used SSE lanes (glam's `Vec3::clamp` is `max` then
+    /// `min`, which turn a NaN into the bound, unlike `f32::clamp`).
+    #[allow(clippy::manual_clamp)] // f32::clamp keeps a NaN; this must not
+    fn scalar(op: Tonemap, c: f32) -> f32 {
+        let c = c.max(0.0);
+        match op {
+            Tonemap::Aces => ((c * (2.51 * c + 0.03)) / (c * (2.43 * c + 0.59) + 0.14))
+                .max(0.0)
+                .min(1.0),
+            Tonemap::Reinhard => c / (c + 1.0),
+            Tonemap::None => c.min(1.0),
+        }
+    }
+
+    #[test]
+    fn lanes_give_the_scalar_curves_bit_for_bit() {
+        let special = [
+            0.0,
+            -0.0,
+            f32::MIN_POSITIVE,
+            1e-40,
+            1.0,
+            -1.0,
+            f32::MAX,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+        ];
+        // Every 65537th bit pattern: both signs, subnormals, NaNs.
+        let sweep = (0..=u32::MAX).step_by(65537).map(f32::from_bits);
+        let values: Vec<f32> = special.into_iter().chain(sweep).collect();
+        let same = |a: f32, b: f32| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
+        for op in [Tonemap::Aces, Tonemap::Reinhard, Tonemap::None] {
+            for (k, &x) in values.iter().enumerate() {
+                // The channels at once, each with different neighbours.
+                let (y, z) = (
+                    values[(k + 1) % values.len()],
+                    values[(k * 7) % values.len()],
+                );
+                let got = apply(op, Vec3::new(x, y, z));
+                for (g, v) in [(got.x, x), (got.y, y), (got.z, z)] {
+                    assert!(
+                        same(g, scalar(op, v)),
+                        "{op:?}({v:e}) = {g:e}, scalar {:e}",
+                        scalar(op, v)
+                    );
+                }
+            }
+        }
     }
 
     #[test]
