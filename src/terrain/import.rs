@@ -268,44 +268,33 @@ mod tests {
         );
     }
 
-    /// Writes a `w` × `h` grayscale PNG of `depth` bits from packed rows.
-    fn write_gray(path: &Path, (w, h): (u32, u32), depth: png::BitDepth, packed: &[u8]) {
-        let file = std::fs::File::create(path).unwrap();
+    /// Loads a `w` × `h` grayscale PNG of `depth` bits made from packed rows.
+    fn load_gray((w, h): (u32, u32), depth: png::BitDepth, packed: &[u8]) -> Imported {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.png");
+        let file = std::fs::File::create(&path).unwrap();
         let mut enc = png::Encoder::new(file, w, h);
         enc.set_color(png::ColorType::Grayscale);
         enc.set_depth(depth);
         let mut writer = enc.write_header().unwrap();
         writer.write_image_data(packed).unwrap();
+        writer.finish().unwrap();
+        load(&path).unwrap()
     }
 
     #[test]
     fn low_bit_depths_expand_to_eight_bits() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("h.png");
         // 4 × 2 at 2 bits: top row 0 1 2 3, bottom row 3 2 1 0.
-        write_gray(
-            &path,
-            (4, 2),
-            png::BitDepth::Two,
-            &[0b00_01_10_11, 0b11_10_01_00],
-        );
-        let m = load(&path).unwrap();
+        let m = load_gray((4, 2), png::BitDepth::Two, &[0b00_01_10_11, 0b11_10_01_00]);
         assert_eq!((m.width, m.height, m.full_scale), (4, 2, 255.0));
         assert_eq!(m.samples, vec![255, 170, 85, 0, 0, 85, 170, 255]);
     }
 
     #[test]
     fn sixteen_bit_samples_are_read_big_endian() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("h.png");
         // 2 × 2: top row 0x0102 0xfffe, bottom row 0x8000 0x0001.
-        write_gray(
-            &path,
-            (2, 2),
-            png::BitDepth::Sixteen,
-            &[1, 2, 0xff, 0xfe, 0x80, 0, 0, 1],
-        );
-        let m = load(&path).unwrap();
+        let packed = [1, 2, 0xff, 0xfe, 0x80, 0, 0, 1];
+        let m = load_gray((2, 2), png::BitDepth::Sixteen, &packed);
         assert_eq!(m.samples, vec![0x8000, 1, 0x0102, 0xfffe]);
     }
 
