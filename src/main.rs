@@ -471,13 +471,14 @@ fn render_on_pool(args: RenderArgs, start: Instant) -> Result<ExitCode> {
     // a thread of their own while this one encodes the image (serially,
     // the second core idle): giving back a 4097² terrain's pages took the
     // process 20-40 ms after the image was written.
-    let world_figures = (
-        world.generate_time,
+    let world_note = format!(
+        "terrain {:.0} ms, {} triangles ({} stored), {} rocks, acceleration build {:.0} ms, {:.1} MiB",
+        world.generate_time.as_secs_f64() * 1e3,
         world.triangle_count(),
         world.stored_triangle_count(),
         world.rock_count,
-        world.bvh_time,
-        world.accel_bytes(),
+        world.bvh_time.as_secs_f64() * 1e3,
+        world.accel_bytes() as f64 / (1 << 20) as f64,
     );
     let (fb_width, fb_height, spp) = (fb.width, fb.height, scene.image.samples);
     let (exposure, tonemap) = (scene.image.exposure_scale, scene.image.tonemap);
@@ -501,25 +502,17 @@ fn render_on_pool(args: RenderArgs, start: Instant) -> Result<ExitCode> {
     written?;
     let output_time = output_start.elapsed();
     if !args.quiet {
-        let (generate_time, triangles, stored_triangles, rocks, bvh_time, accel_bytes) =
-            world_figures;
         let region_note = region.map_or(String::new(), |r| {
             format!(" (region {},{},{},{} of {w}×{h})", r.x0, r.y0, r.x1, r.y1)
         });
         println!(
-            "{}: {}×{}{region_note}, {} spp, {:.2} s total | scene {:.0} ms, terrain {:.0} ms, {} triangles ({} stored), {} rocks, acceleration build {:.0} ms, {:.1} MiB | {} rays ({} primary, {} shadow and sky) in {:.2} s = {:.2} Mrays/s on {} thread{} | output written in {:.0} ms",
+            "{}: {}×{}{region_note}, {} spp, {:.2} s total | scene {:.0} ms, {world_note} | {} rays ({} primary, {} shadow and sky) in {:.2} s = {:.2} Mrays/s on {} thread{} | output written in {:.0} ms",
             out.display(),
             fb_width,
             fb_height,
             spp,
             start.elapsed().as_secs_f64(),
             load_time.as_secs_f64() * 1e3,
-            generate_time.as_secs_f64() * 1e3,
-            triangles,
-            stored_triangles,
-            rocks,
-            bvh_time.as_secs_f64() * 1e3,
-            accel_bytes as f64 / (1 << 20) as f64,
             stats.rays(),
             stats.primary_rays,
             stats.shadow_rays,
