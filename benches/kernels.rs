@@ -15,6 +15,7 @@
 //! - `rocks/*`: a boulder field as instances of one mesh and as copies.
 //! - `build/*`: building the grid hierarchy and the BVH.
 //! - `triangle`: the watertight ray–triangle test alone.
+//! - `output/*`: a 1080p frame's 8-bit codes and its PNG encoding.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use glam::{Affine3A, Quat, Vec3};
@@ -265,11 +266,44 @@ fn triangle_kernel(c: &mut Criterion) {
     g.finish();
 }
 
+/// The output path after tracing: exposure, tone curve and sRGB codes for
+/// a 1080p frame of varied, fully covered pixels (`to_srgb8`, rows in
+/// parallel), then the PNG encoding (one thread).
+fn output_kernels(c: &mut Criterion) {
+    let (w, h) = (1920, 1080);
+    let mut fb = scree::render::Framebuffer::new(w, h);
+    for (k, p) in fb.pixels.iter_mut().enumerate() {
+        let r = |s| scree::hash::unit_f32(5, k as u64, s) * 1.5;
+        *p = glam::Vec4::new(r(1), r(2), r(3), 1.0);
+    }
+    let tonemap = scree::shade::tonemap::Tonemap::Aces;
+    let image = fb.to_srgb8(1.0, tonemap);
+    let meta = scree::output::Metadata {
+        scene: "bench".into(),
+        key: "0".into(),
+        seed: 0,
+        spp: 1,
+        full_size: (w, h),
+        region: None,
+    };
+    let mut g = c.benchmark_group("output");
+    g.throughput(Throughput::Elements(w as u64 * h as u64));
+    g.sample_size(20);
+    g.bench_function("srgb8-1080p", |b| {
+        b.iter(|| black_box(&fb).to_srgb8(1.0, tonemap))
+    });
+    g.bench_function("png-1080p", |b| {
+        b.iter(|| scree::output::encode_png(black_box(&image), &meta).expect("encodes"))
+    });
+    g.finish();
+}
+
 criterion_group!(
     kernels,
     terrain_kernels,
     rock_kernels,
     build_kernels,
-    triangle_kernel
+    triangle_kernel,
+    output_kernels
 );
 criterion_main!(kernels);
