@@ -52,10 +52,11 @@ pub fn load(path: &Path) -> Result<Imported, String> {
     decode(&bytes, path)
 }
 
-/// The most memory a heightmap's decoded pixels may take (the image
-/// crate's default limit, which this importer used before it read PNGs
-/// with the png crate directly).
-const MAX_DECODED_BYTES: usize = 512 << 20;
+/// The most memory a heightmap's decoded pixels may take: room for the
+/// largest terrain (16385² samples) in 16-bit gray with alpha, and a
+/// clear error instead of an allocation failure for a header that
+/// declares absurd dimensions.
+const MAX_DECODED_BYTES: usize = 2 << 30;
 
 /// Decodes heightmap bytes (named `path` in messages).
 ///
@@ -96,7 +97,14 @@ pub fn decode(bytes: &[u8], path: &Path) -> Result<Imported, String> {
     }
     let size = reader
         .output_buffer_size()
-        .ok_or_else(|| cannot(&"the image is too large for this machine's address space"))?;
+        .filter(|&size| size <= MAX_DECODED_BYTES)
+        .ok_or_else(|| {
+            format!(
+                "{} is {w}×{h} pixels of {} bits, over the {MAX_DECODED_BYTES} byte limit for a decoded heightmap",
+                path.display(),
+                channels * depth as usize
+            )
+        })?;
     let mut raw = vec![0u8; size];
     let frame = reader.next_frame(&mut raw).map_err(|e| cannot(&e))?;
     let wide = depth == png::BitDepth::Sixteen;
@@ -296,6 +304,25 @@ mod tests {
         let packed = [1, 2, 0xff, 0xfe, 0x80, 0, 0, 1];
         let m = load_gray((2, 2), png::BitDepth::Sixteen, &packed);
         assert_eq!(m.samples, vec![0x8000, 1, 0x0102, 0xfffe]);
+    }
+
+    #[test]
+    fn absurd_dimensions_are_refused_before_anything_is_allocated() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.png");
+        // A header for 60000 × 60000 16-bit samples (7.2 GB), and a few
+        // bytes of pixel data.
+        let file = std::fs::File::create(&path).unwrap();
+        let mut enc = png::Encoder::new(file, 60000, 60000);
+        enc.set_color(png::ColorType::Grayscale);
+        enc.set_depth(png::BitDepth::Sixteen);
+        let mut writer = enc.write_header().unwrap();
+        writer
+            .write_chunk(png::chunk::IDAT, &[0x78, 0x9c, 0, 0])
+            .unwrap();
+        drop(writer);
+        let e = load(&path).unwrap_err();
+        assert!(e.contains("60000×60000 pixels of 16 bits, over the"), "{e}");
     }
 
     #[test]
