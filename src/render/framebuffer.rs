@@ -80,38 +80,22 @@ impl Framebuffer {
         // image's colour bytes with the coverage codes beside them. The
         // pass is bound by reading the 33 MB of a 1080p frame: a first
         // pass over them to decide RGB or RGBA made it take twice as long.
+        // The decision reads the coverage codes instead, by the rule every
+        // 8-bit output follows ([`rgb_or_rgba8`]).
         let n = self.pixels.len();
         let row = self.width.max(1) as usize;
         let mut rgb = vec![0u8; 3 * n];
         let mut alpha = vec![0u8; n];
-        let opaque = rgb
-            .par_chunks_mut(3 * row)
+        rgb.par_chunks_mut(3 * row)
             .zip(alpha.par_chunks_mut(row))
             .zip(self.pixels.par_chunks(row))
-            .map(|((rgb, alpha), pixels)| {
-                let mut opaque = true;
+            .for_each(|((rgb, alpha), pixels)| {
                 for ((rgb, a), &p) in rgb.chunks_exact_mut(3).zip(alpha).zip(pixels) {
                     let [r, g, b, coverage] = code(p);
                     (rgb[0], rgb[1], rgb[2], *a) = (r, g, b, coverage);
-                    opaque &= coverage == 255;
-                }
-                opaque
-            })
-            .reduce(|| true, |a, b| a && b);
-        let (w, h) = (self.width, self.height);
-        if opaque {
-            return DynamicImage::ImageRgb8(RgbImage::from_raw(w, h, rgb).expect("sized"));
-        }
-        let mut rgba = vec![0u8; 4 * n];
-        rgba.par_chunks_mut(4 * row)
-            .zip(rgb.par_chunks(3 * row).zip(alpha.par_chunks(row)))
-            .for_each(|(out, (rgb, alpha))| {
-                for ((out, rgb), &a) in out.chunks_exact_mut(4).zip(rgb.chunks_exact(3)).zip(alpha)
-                {
-                    (out[0], out[1], out[2], out[3]) = (rgb[0], rgb[1], rgb[2], a);
                 }
             });
-        DynamicImage::ImageRgba8(RgbaImage::from_raw(w, h, rgba).expect("sized"))
+        rgb_or_rgba8_from_parts(self.width, self.height, rgb, &alpha)
     }
 }
 
@@ -151,16 +135,28 @@ pub fn rgb_or_rgba16(width: u32, height: u32, encoded: &[[u16; 4]]) -> DynamicIm
 /// RGB when every alpha is 255, RGBA otherwise: the rule every 8-bit
 /// output follows (full renders and merged regions alike).
 pub fn rgb_or_rgba8(width: u32, height: u32, encoded: &[[u8; 4]]) -> DynamicImage {
-    if encoded.iter().all(|p| p[3] == 255) {
-        let mut data = Vec::with_capacity(3 * encoded.len());
-        for p in encoded {
-            data.extend_from_slice(&p[..3]);
-        }
-        DynamicImage::ImageRgb8(RgbImage::from_raw(width, height, data).expect("sized"))
-    } else {
-        let data = encoded.as_flattened().to_vec();
-        DynamicImage::ImageRgba8(RgbaImage::from_raw(width, height, data).expect("sized"))
+    let rgb = encoded.iter().flat_map(|p| &p[..3]).copied().collect();
+    let alpha: Vec<u8> = encoded.iter().map(|p| p[3]).collect();
+    rgb_or_rgba8_from_parts(width, height, rgb, &alpha)
+}
+
+/// [`rgb_or_rgba8`] from the colour codes (3 a pixel) and the alpha codes
+/// apart, as the tone-mapping pass writes them; the pixels are interleaved
+/// (rows in parallel) only when the image needs its alpha.
+fn rgb_or_rgba8_from_parts(width: u32, height: u32, rgb: Vec<u8>, alpha: &[u8]) -> DynamicImage {
+    if alpha.par_iter().all(|&a| a == 255) {
+        return DynamicImage::ImageRgb8(RgbImage::from_raw(width, height, rgb).expect("sized"));
     }
+    let row = width.max(1) as usize;
+    let mut rgba = vec![0u8; 4 * alpha.len()];
+    rgba.par_chunks_mut(4 * row)
+        .zip(rgb.par_chunks(3 * row).zip(alpha.par_chunks(row)))
+        .for_each(|(out, (rgb, alpha))| {
+            for ((out, rgb), &a) in out.chunks_exact_mut(4).zip(rgb.chunks_exact(3)).zip(alpha) {
+                (out[0], out[1], out[2], out[3]) = (rgb[0], rgb[1], rgb[2], a);
+            }
+        });
+    DynamicImage::ImageRgba8(RgbaImage::from_raw(width, height, rgba).expect("sized"))
 }
 
 #[cfg(test)]
