@@ -134,6 +134,22 @@ fn terrain_kernels(c: &mut Criterion) {
     g.bench_function("primary/grid-patches-one-by-one", |b| {
         b.iter(|| one_by_one(&patches))
     });
+    g.bench_function("primary/bvh-octets", |b| {
+        let t_max = vec![f32::INFINITY; patches.len()];
+        let mut hits = vec![None; patches.len()];
+        b.iter(|| {
+            bvh.intersect_batch(black_box(&patches), &t_max, &mut hits);
+            hits.iter().filter(|h| h.is_some()).count()
+        })
+    });
+    g.bench_function("primary/bvh-patches-one-by-one", |b| {
+        b.iter(|| {
+            patches
+                .iter()
+                .filter(|r| bvh.intersect(black_box(r), f32::INFINITY).is_some())
+                .count()
+        })
+    });
     g.throughput(Throughput::Elements(rays.len() as u64));
     g.bench_function("primary/bvh", |b| {
         b.iter(|| {
@@ -165,6 +181,14 @@ fn terrain_kernels(c: &mut Criterion) {
                 .iter()
                 .filter(|r| bvh.occluded(black_box(r), f32::INFINITY))
                 .count()
+        })
+    });
+    g.bench_function("shadow/bvh-octets", |b| {
+        let t_max = vec![f32::INFINITY; shadows.len()];
+        let mut blocked = vec![false; shadows.len()];
+        b.iter(|| {
+            bvh.occluded_batch(black_box(&shadows), &t_max, &mut blocked);
+            blocked.iter().filter(|&&b| b).count()
         })
     });
     g.finish();

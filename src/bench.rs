@@ -84,13 +84,13 @@ impl Accel {
                     })
                     .collect()
             }
-            Accel::Mesh(b, m) => rays
-                .iter()
-                .map(|ray| {
-                    b.intersect(ray, f32::INFINITY)
-                        .map(|h| (h.t, m.face_normal(h.triangle as usize)))
-                })
-                .collect(),
+            Accel::Mesh(b, m) => {
+                let mut hits = vec![None; rays.len()];
+                b.intersect_batch(rays, &vec![f32::INFINITY; rays.len()], &mut hits);
+                hits.iter()
+                    .map(|h| h.map(|h| (h.t, m.face_normal(h.triangle as usize))))
+                    .collect()
+            }
         }
     }
 
@@ -102,10 +102,11 @@ impl Accel {
                 f.occluded_batch(rays, &vec![f32::INFINITY; rays.len()], &mut blocked);
                 blocked.iter().filter(|&&b| b).count() as u64
             }
-            Accel::Mesh(b, _) => rays
-                .iter()
-                .filter(|ray| b.occluded(ray, f32::INFINITY))
-                .count() as u64,
+            Accel::Mesh(b, _) => {
+                let mut blocked = vec![false; rays.len()];
+                b.occluded_batch(rays, &vec![f32::INFINITY; rays.len()], &mut blocked);
+                blocked.iter().filter(|&&b| b).count() as u64
+            }
         }
     }
 }

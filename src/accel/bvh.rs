@@ -16,6 +16,7 @@ use std::ops::Range;
 use arrayvec::ArrayVec;
 use glam::Vec3;
 
+use super::octet::OCTET;
 use super::packet::Packet;
 #[cfg(test)]
 use super::ray::intersect_triangle;
@@ -275,44 +276,101 @@ impl Bvh {
         self.tree.bounds()
     }
 
-    /// The closest hit along `ray` with t in (0, t_max]; of hits at the
-    /// same t, the lowest triangle index.
+    /// The closest hit along `ray` with t in (0, t_max]; of hits at the same
+    /// t, the lowest triangle index.
     #[inline]
     pub fn intersect(&self, ray: &Ray, t_max: f32) -> Option<Hit> {
         let mut best: Option<Hit> = None;
         self.tree.closest(ray, t_max, |slots, t_best| {
-            let found = self.packets[slots.start / 4].hits(ray, *t_best, slots.len());
-            // Lane by lane, as testing the leaf's triangles one at a time
-            // with t_max lowered after each hit would take them.
-            let mut lanes = found.mask;
-            while lanes != 0 {
-                let l = lanes.trailing_zeros() as usize;
-                lanes &= lanes - 1;
-                let hit = Hit {
-                    t: found.t[l],
-                    u: found.u[l],
-                    v: found.v[l],
-                    triangle: self.ids[slots.start + l],
-                };
-                if hit.t <= *t_best && hit.beats(&best) {
-                    *t_best = hit.t;
-                    best = Some(hit);
-                }
-            }
+            self.closest_in_leaf(ray, slots, t_best, &mut best)
         });
         best
+    }
+
+    /// [`Bvh::intersect`] for each ray of a batch (`hits[k]` for `rays[k]`
+    /// within `t_max[k]`), bit for bit, eight neighbouring rays at a time
+    /// down the tree (see [`super::octet`]). Coherent rays (a patch of
+    /// camera rays, their shadow rays) go faster so.
+    pub fn intersect_batch(&self, rays: &[Ray], t_max: &[f32], hits: &mut [Option<Hit>]) {
+        assert!(t_max.len() == rays.len() && hits.len() == rays.len());
+        for ((rays, t_max), hits) in rays
+            .chunks(OCTET)
+            .zip(t_max.chunks(OCTET))
+            .zip(hits.chunks_mut(OCTET))
+        {
+            hits.fill(None);
+            self.tree
+                .wide
+                .closest_octet(rays, t_max, |k, slots, t_best| {
+                    self.closest_in_leaf(&rays[k], slots, t_best, &mut hits[k])
+                });
+        }
+    }
+
+    /// Tests `ray` against the triangles in packet slots `slots`, and makes
+    /// the closest of them within `t_best` the new `best`.
+    #[inline(always)]
+    fn closest_in_leaf(
+        &self,
+        ray: &Ray,
+        slots: Range<usize>,
+        t_best: &mut f32,
+        best: &mut Option<Hit>,
+    ) {
+        let found = self.packets[slots.start / 4].hits(ray, *t_best, slots.len());
+        // Lane by lane, as testing the leaf's triangles one at a time
+        // with t_max lowered after each hit would take them.
+        let mut lanes = found.mask;
+        while lanes != 0 {
+            let l = lanes.trailing_zeros() as usize;
+            lanes &= lanes - 1;
+            let hit = Hit {
+                t: found.t[l],
+                u: found.u[l],
+                v: found.v[l],
+                triangle: self.ids[slots.start + l],
+            };
+            if hit.t <= *t_best && hit.beats(best) {
+                *t_best = hit.t;
+                *best = Some(hit);
+            }
+        }
     }
 
     /// Whether anything lies along `ray` with t in (0, t_max]: stops at the
     /// first triangle found.
     #[inline]
     pub fn occluded(&self, ray: &Ray, t_max: f32) -> bool {
-        self.tree.any(ray, t_max, |slots| {
-            self.packets[slots.start / 4]
-                .hits(ray, t_max, slots.len())
-                .mask
-                != 0
-        })
+        self.tree
+            .any(ray, t_max, |slots| self.blocks(ray, slots, t_max))
+    }
+
+    /// [`Bvh::occluded`] for each ray of a batch (`blocked[k]` for
+    /// `rays[k]` within `t_max[k]`), eight rays at a time as
+    /// [`Bvh::intersect_batch`].
+    pub fn occluded_batch(&self, rays: &[Ray], t_max: &[f32], blocked: &mut [bool]) {
+        assert!(t_max.len() == rays.len() && blocked.len() == rays.len());
+        for ((rays, t_max), blocked) in rays
+            .chunks(OCTET)
+            .zip(t_max.chunks(OCTET))
+            .zip(blocked.chunks_mut(OCTET))
+        {
+            self.tree.wide.any_octet(
+                rays,
+                t_max,
+                |k, slots| self.blocks(&rays[k], slots, t_max[k]),
+                blocked,
+            );
+        }
+    }
+
+    /// Whether `ray` hits a triangle in packet slots `slots` within `t_max`.
+    #[inline(always)]
+    fn blocks(&self, ray: &Ray, slots: Range<usize>, t_max: f32) -> bool {
+        self.packets[slots.start / 4]
+            .hits(ray, t_max, slots.len())
+            .mask
+            != 0
     }
 }
 
@@ -522,7 +580,7 @@ pub(crate) fn brute_closest(mesh: &TriangleMesh, ray: &Ray, t_max: f32) -> Optio
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use proptest::prelude::*;
 
@@ -531,7 +589,7 @@ mod tests {
         assert_eq!(std::mem::size_of::<Node>(), 32);
     }
 
-    fn soup(coords: &[f32]) -> TriangleMesh {
+    pub(crate) fn soup(coords: &[f32]) -> TriangleMesh {
         let positions: Vec<Vec3> = coords
             .chunks_exact(3)
             .map(|c| Vec3::new(c[0], c[1], c[2]))
@@ -546,7 +604,7 @@ mod tests {
         }
     }
 
-    fn ray_strategy() -> impl Strategy<Value = Ray> {
+    pub(crate) fn ray_strategy() -> impl Strategy<Value = Ray> {
         (
             prop::array::uniform3(-12.0f32..12.0),
             prop::array::uniform3(-1.0f32..1.0),

@@ -24,7 +24,7 @@ use super::bvh::Node;
 use super::ray::{Aabb, Ray, CULL_SLACK, ROBUST_FAR};
 
 /// Groups of four children a node tests with one `Vec4` per coordinate.
-const HALVES: usize = 2;
+pub(super) const HALVES: usize = 2;
 /// Children per node.
 pub const WIDTH: usize = 4 * HALVES;
 
@@ -33,17 +33,17 @@ pub const WIDTH: usize = 4 * HALVES;
 #[derive(Debug, Clone, Copy)]
 #[repr(C)]
 pub struct WideNode {
-    min_x: [Vec4; HALVES],
-    min_y: [Vec4; HALVES],
-    min_z: [Vec4; HALVES],
-    max_x: [Vec4; HALVES],
-    max_y: [Vec4; HALVES],
-    max_z: [Vec4; HALVES],
+    pub(super) min_x: [Vec4; HALVES],
+    pub(super) min_y: [Vec4; HALVES],
+    pub(super) min_z: [Vec4; HALVES],
+    pub(super) max_x: [Vec4; HALVES],
+    pub(super) max_y: [Vec4; HALVES],
+    pub(super) max_z: [Vec4; HALVES],
     /// An interior child's node index, or a leaf's first primitive.
-    first: [u32; WIDTH],
+    pub(super) first: [u32; WIDTH],
     /// 0 for an interior child, the primitive count of a leaf; an unused
     /// lane has an empty box (min +∞, max −∞) that no ray enters.
-    count: [u32; WIDTH],
+    pub(super) count: [u32; WIDTH],
 }
 
 const EMPTY_WIDE: WideNode = WideNode {
@@ -78,12 +78,12 @@ impl WideNode {
 
 /// Deep enough for the entries left behind on the way down a wide tree
 /// over any mesh that fits in memory.
-const STACK: usize = 256;
+pub(super) const STACK: usize = 256;
 
 /// A wide BVH.
 #[derive(Debug, Clone)]
 pub struct WideTree {
-    nodes: Vec<WideNode>,
+    pub(super) nodes: Vec<WideNode>,
 }
 
 impl WideTree {
@@ -203,7 +203,7 @@ impl WideTree {
             // SAFETY: the CPU has AVX.
             return unsafe { self.closest_avx(ray, t_max, leaf) };
         }
-        self.closest_with::<false>(ray, t_max, leaf)
+        self.closest_with::<false>(0, ray, t_max, leaf)
     }
 
     /// [`WideTree::closest`] compiled for AVX.
@@ -215,13 +215,15 @@ impl WideTree {
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx")]
     unsafe fn closest_avx(&self, ray: &Ray, t_max: f32, leaf: impl FnMut(Range<usize>, &mut f32)) {
-        self.closest_with::<true>(ray, t_max, leaf)
+        self.closest_with::<true>(0, ray, t_max, leaf)
     }
 
-    /// [`WideTree::closest`], its box tests in 8-wide AVX groups or not.
+    /// [`WideTree::closest`] from node `root` down, its box tests in 8-wide
+    /// AVX groups or not.
     #[inline(always)]
-    fn closest_with<const AVX: bool>(
+    pub(super) fn closest_with<const AVX: bool>(
         &self,
+        root: u32,
         ray: &Ray,
         t_max: f32,
         mut leaf: impl FnMut(Range<usize>, &mut f32),
@@ -230,7 +232,7 @@ impl WideTree {
         let mut t_best = t_max;
         // Entries: (first, count, entry distance); count 0 is a node.
         let mut stack: ArrayVec<(u32, u32, f32), STACK> = ArrayVec::new();
-        let mut node = 0usize;
+        let mut node = root as usize;
         loop {
             let n = &self.nodes[node];
             let (t_near, mask) = Self::enter::<AVX>(n, &r, t_best * CULL_SLACK);
@@ -286,7 +288,7 @@ impl WideTree {
             // SAFETY: the CPU has AVX.
             return unsafe { self.any_avx(ray, t_max, leaf) };
         }
-        self.any_with::<false>(ray, t_max, leaf)
+        self.any_with::<false>(0, ray, t_max, leaf)
     }
 
     /// [`WideTree::any`] compiled for AVX.
@@ -303,20 +305,22 @@ impl WideTree {
         t_max: f32,
         leaf: impl FnMut(Range<usize>) -> bool,
     ) -> bool {
-        self.any_with::<true>(ray, t_max, leaf)
+        self.any_with::<true>(0, ray, t_max, leaf)
     }
 
-    /// [`WideTree::any`], its box tests in 8-wide AVX groups or not.
+    /// [`WideTree::any`] from node `root` down, its box tests in 8-wide AVX
+    /// groups or not.
     #[inline(always)]
-    fn any_with<const AVX: bool>(
+    pub(super) fn any_with<const AVX: bool>(
         &self,
+        root: u32,
         ray: &Ray,
         t_max: f32,
         mut leaf: impl FnMut(Range<usize>) -> bool,
     ) -> bool {
         let r = Lanes::new(ray);
         let mut stack: ArrayVec<u32, STACK> = ArrayVec::new();
-        stack.push(0);
+        stack.push(root);
         while let Some(node) = stack.pop() {
             let n = &self.nodes[node as usize];
             let (_, mask) = Self::enter::<AVX>(n, &r, t_max * CULL_SLACK);
@@ -341,7 +345,7 @@ impl WideTree {
 /// Whether this CPU has AVX (the answer is cached by the standard library).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn avx() -> bool {
+pub(super) fn avx() -> bool {
     is_x86_feature_detected!("avx")
 }
 

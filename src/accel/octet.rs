@@ -1,0 +1,538 @@
+//! Eight rays through the wide BVH together.
+//!
+//! Neighbouring camera rays, and the shadow rays that leave their hits
+//! toward one sun, enter nearly the same boxes. An octet takes up to eight
+//! of them down the tree as one: each node is fetched once for all of
+//! them, and each of its children is tested against the eight rays at
+//! once, one ray per AVX lane. A child goes on the stack with the rays that
+//! entered it and their entry distances, and comes off it with only those
+//! still reaching it; a leaf is tested ray by ray.
+//!
+//! Each lane computes exactly what [`WideTree::closest`] computes for its
+//! ray (the same near and far planes, the same operations in the same
+//! order), so a ray enters exactly the boxes it enters on its own. Only the
+//! order of the visits can differ (it follows the first ray that entered a
+//! node's children), and the hits do not depend on it: the tie rule of
+//! [`super::Hit::beats`] picks one triangle whatever the order.
+//!
+//! Without AVX, or when the rays' directions differ in sign on some axis
+//! (an octet straddling an axis), an octet is traced one ray after the
+//! other.
+
+use std::ops::Range;
+
+use super::ray::Ray;
+use super::wide::WideTree;
+
+/// Rays in an octet.
+pub const OCTET: usize = 8;
+
+impl WideTree {
+    /// [`WideTree::closest`] for up to [`OCTET`] rays at once: `leaf(k,
+    /// range, t_best)` tests ray `rays[k]` against the primitives of a leaf
+    /// and lowers `t_best` (which starts at `t_max[k]`) on a nearer hit.
+    pub fn closest_octet(
+        &self,
+        rays: &[Ray],
+        t_max: &[f32],
+        leaf: impl FnMut(usize, Range<usize>, &mut f32),
+    ) {
+        assert!(rays.len() <= OCTET && t_max.len() == rays.len());
+        #[cfg(target_arch = "x86_64")]
+        if super::wide::avx() && rays.len() > 1 {
+            // SAFETY: the CPU has AVX.
+            #[allow(unsafe_code)]
+            return unsafe { avx::closest(self, rays, t_max, leaf) };
+        }
+        one_by_one_closest(self, rays, t_max, leaf)
+    }
+
+    /// [`WideTree::any`] for up to [`OCTET`] rays at once: `blocked[k]`
+    /// becomes whether `leaf(k, range)` reports a hit for ray `rays[k]` in
+    /// any leaf it reaches within `t_max[k]`. A ray stops at its first hit;
+    /// the octet stops when every ray has.
+    pub fn any_octet(
+        &self,
+        rays: &[Ray],
+        t_max: &[f32],
+        leaf: impl FnMut(usize, Range<usize>) -> bool,
+        blocked: &mut [bool],
+    ) {
+        assert!(rays.len() <= OCTET && t_max.len() == rays.len() && blocked.len() == rays.len());
+        #[cfg(target_arch = "x86_64")]
+        if super::wide::avx() && rays.len() > 1 {
+            // SAFETY: the CPU has AVX.
+            #[allow(unsafe_code)]
+            return unsafe { avx::any(self, rays, t_max, leaf, blocked) };
+        }
+        one_by_one_any(self, rays, t_max, leaf, blocked)
+    }
+}
+
+/// [`WideTree::closest_octet`] ray after ray.
+fn one_by_one_closest(
+    tree: &WideTree,
+    rays: &[Ray],
+    t_max: &[f32],
+    mut leaf: impl FnMut(usize, Range<usize>, &mut f32),
+) {
+    for (k, ray) in rays.iter().enumerate() {
+        tree.closest(ray, t_max[k], |range, t_best| leaf(k, range, t_best));
+    }
+}
+
+/// [`WideTree::any_octet`] ray after ray.
+fn one_by_one_any(
+    tree: &WideTree,
+    rays: &[Ray],
+    t_max: &[f32],
+    mut leaf: impl FnMut(usize, Range<usize>) -> bool,
+    blocked: &mut [bool],
+) {
+    for (k, ray) in rays.iter().enumerate() {
+        blocked[k] = tree.any(ray, t_max[k], |range| leaf(k, range));
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[allow(unsafe_code)]
+mod avx {
+    use std::arch::x86_64::*;
+    use std::ops::Range;
+
+    use arrayvec::ArrayVec;
+
+    use super::{one_by_one_any, one_by_one_closest, OCTET};
+    use crate::accel::ray::{Ray, CULL_SLACK, ROBUST_FAR};
+    use glam::Vec4;
+
+    use crate::accel::wide::{WideNode, WideTree, HALVES, STACK, WIDTH};
+
+    /// A subtree that no more than this many rays of an octet enter is
+    /// traced ray by ray: testing eight lanes for them would cost more than
+    /// fetching its nodes again.
+    const ALONE: u32 = 2;
+
+    /// The rays of an octet, lane by lane; lanes past the rays repeat the
+    /// first ray and are never entered.
+    struct Lanes {
+        o: [__m256; 3],
+        inv: [__m256; 3],
+        /// Whether the directions are negative on each axis (the near
+        /// plane is the box's max): the same for all the rays.
+        neg: [bool; 3],
+        /// Bit `k` for each ray.
+        live: u32,
+    }
+
+    impl Lanes {
+        /// The lanes of `rays`, if their directions have the same signs.
+        #[target_feature(enable = "avx")]
+        fn new(rays: &[Ray]) -> Option<Lanes> {
+            let neg = |r: &Ray| [r.inv_dir.x < 0.0, r.inv_dir.y < 0.0, r.inv_dir.z < 0.0];
+            let first = neg(&rays[0]);
+            if rays.iter().any(|r| neg(r) != first) {
+                return None;
+            }
+            let lane = |k: usize| &rays[if k < rays.len() { k } else { 0 }];
+            let gather = |f: &dyn Fn(&Ray) -> f32| {
+                let v: [f32; OCTET] = std::array::from_fn(|k| f(lane(k)));
+                // SAFETY: `v` holds eight f32.
+                unsafe { _mm256_loadu_ps(v.as_ptr()) }
+            };
+            Some(Lanes {
+                o: [
+                    gather(&|r| r.origin.x),
+                    gather(&|r| r.origin.y),
+                    gather(&|r| r.origin.z),
+                ],
+                inv: [
+                    gather(&|r| r.inv_dir.x),
+                    gather(&|r| r.inv_dir.y),
+                    gather(&|r| r.inv_dir.z),
+                ],
+                neg: first,
+                live: (1u32 << rays.len()) - 1,
+            })
+        }
+
+        /// Entry distance of each ray into each child of `n`, and the rays
+        /// that enter it by their `t_limit` (bit `k` for ray `k`): lane by
+        /// lane what [`WideTree::closest`]'s box test computes. Unused
+        /// children have empty boxes, which no ray enters.
+        #[target_feature(enable = "avx")]
+        #[inline]
+        fn enter(&self, n: &WideNode, t_limit: __m256) -> ([__m256; WIDTH], [u32; WIDTH]) {
+            let (nx, fx) = pick(self.neg[0], &n.min_x, &n.max_x);
+            let (ny, fy) = pick(self.neg[1], &n.min_y, &n.max_y);
+            let (nz, fz) = pick(self.neg[2], &n.min_z, &n.max_z);
+            let robust = _mm256_set1_ps(ROBUST_FAR);
+            let mut t = [_mm256_setzero_ps(); WIDTH];
+            let mut rays = [0; WIDTH];
+            for c in 0..WIDTH {
+                let (h, l) = (c / 4, c % 4);
+                let slab = |p: &[Vec4; HALVES], axis: usize| {
+                    let p = _mm256_set1_ps(p[h][l]);
+                    _mm256_mul_ps(_mm256_sub_ps(p, self.o[axis]), self.inv[axis])
+                };
+                let t_near = _mm256_max_ps(
+                    slab(nx, 0),
+                    _mm256_max_ps(slab(ny, 1), _mm256_max_ps(slab(nz, 2), _mm256_setzero_ps())),
+                );
+                let t_far = _mm256_min_ps(
+                    _mm256_mul_ps(slab(fx, 0), robust),
+                    _mm256_min_ps(
+                        _mm256_mul_ps(slab(fy, 1), robust),
+                        _mm256_min_ps(_mm256_mul_ps(slab(fz, 2), robust), t_limit),
+                    ),
+                );
+                t[c] = t_near;
+                rays[c] = _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_LE_OQ>(t_near, t_far)) as u32;
+            }
+            (t, rays)
+        }
+    }
+
+    /// The near and far planes of boxes `min`..`max` along an axis.
+    #[inline(always)]
+    fn pick<'a, T>(neg: bool, min: &'a T, max: &'a T) -> (&'a T, &'a T) {
+        if neg {
+            (max, min)
+        } else {
+            (min, max)
+        }
+    }
+
+    /// The children some of `active` entered: bit `c` for child `c`.
+    #[inline(always)]
+    fn entered_children(rays: &[u32; WIDTH], active: u32) -> u32 {
+        (0..WIDTH).fold(0, |m, c| m | (((rays[c] & active) != 0) as u32) << c)
+    }
+
+    /// A subtree or leaf waiting on the stack: the rays that entered it and
+    /// where.
+    #[derive(Clone, Copy)]
+    struct Entry {
+        t: __m256,
+        first: u32,
+        count: u32,
+        rays: u32,
+        /// Entry distance of the first of those rays: the visiting order.
+        key: f32,
+    }
+
+    /// Lanes of `v` as an array.
+    #[target_feature(enable = "avx")]
+    #[inline]
+    fn lanes(v: __m256) -> [f32; OCTET] {
+        let mut out = [0.0; OCTET];
+        // SAFETY: `out` holds eight f32.
+        unsafe { _mm256_storeu_ps(out.as_mut_ptr(), v) };
+        out
+    }
+
+    /// [`WideTree::closest_octet`] with AVX.
+    #[target_feature(enable = "avx")]
+    pub(super) fn closest(
+        tree: &WideTree,
+        rays: &[Ray],
+        t_max: &[f32],
+        mut leaf: impl FnMut(usize, Range<usize>, &mut f32),
+    ) {
+        let Some(r) = Lanes::new(rays) else {
+            return one_by_one_closest(tree, rays, t_max, leaf);
+        };
+        // Lanes past the rays get a limit no box is entered by.
+        let mut t_best = [f32::NEG_INFINITY; OCTET];
+        t_best[..rays.len()].copy_from_slice(t_max);
+        let limit = |t_best: &[f32; OCTET]| {
+            // SAFETY: `t_best` holds eight f32.
+            let t = unsafe { _mm256_loadu_ps(t_best.as_ptr()) };
+            _mm256_mul_ps(t, _mm256_set1_ps(CULL_SLACK))
+        };
+        let mut stack: ArrayVec<Entry, STACK> = ArrayVec::new();
+        let (mut first, mut count, mut active) = (0u32, 0u32, r.live);
+        loop {
+            if count == 0 {
+                let n = &tree.nodes[first as usize];
+                let (t, rays) = r.enter(n, limit(&t_best));
+                let base = stack.len();
+                let mut children = entered_children(&rays, active);
+                while children != 0 {
+                    let c = children.trailing_zeros() as usize;
+                    children &= children - 1;
+                    let entered = rays[c] & active;
+                    let entry = Entry {
+                        t: t[c],
+                        first: n.first[c],
+                        count: n.count[c],
+                        rays: entered,
+                        key: lanes(t[c])[entered.trailing_zeros() as usize],
+                    };
+                    // Insertion: keep stack[base..] sorted by decreasing key.
+                    stack.push(entry);
+                    let mut k = stack.len() - 1;
+                    while k > base && stack[k - 1].key < entry.key {
+                        stack[k] = stack[k - 1];
+                        k -= 1;
+                    }
+                    stack[k] = entry;
+                }
+            } else {
+                let range = first as usize..(first + count) as usize;
+                let mut left = active;
+                while left != 0 {
+                    let k = left.trailing_zeros() as usize;
+                    left &= left - 1;
+                    leaf(k, range.clone(), &mut t_best[k]);
+                }
+            }
+            // The nearest entry some ray still reaches.
+            loop {
+                let Some(e) = stack.pop() else {
+                    return;
+                };
+                let reach = _mm256_cmp_ps::<_CMP_LE_OQ>(e.t, limit(&t_best));
+                let still = e.rays & _mm256_movemask_ps(reach) as u32;
+                if still == 0 {
+                    continue;
+                }
+                if e.count > 0 || still.count_ones() > ALONE {
+                    (first, count, active) = (e.first, e.count, still);
+                    break;
+                }
+                // Few rays left in this subtree: one by one.
+                let mut left = still;
+                while left != 0 {
+                    let k = left.trailing_zeros() as usize;
+                    left &= left - 1;
+                    let t_start = t_best[k];
+                    let mut t_k = t_start;
+                    tree.closest_with::<true>(e.first, &rays[k], t_start, |range, t| {
+                        leaf(k, range, t);
+                        t_k = *t;
+                    });
+                    t_best[k] = t_k;
+                }
+            }
+        }
+    }
+
+    /// [`WideTree::any_octet`] with AVX.
+    #[target_feature(enable = "avx")]
+    pub(super) fn any(
+        tree: &WideTree,
+        rays: &[Ray],
+        t_max: &[f32],
+        mut leaf: impl FnMut(usize, Range<usize>) -> bool,
+        blocked: &mut [bool],
+    ) {
+        let Some(r) = Lanes::new(rays) else {
+            return one_by_one_any(tree, rays, t_max, leaf, blocked);
+        };
+        let mut limits = [f32::NEG_INFINITY; OCTET];
+        limits[..rays.len()].copy_from_slice(t_max);
+        // SAFETY: `limits` holds eight f32.
+        let t_limit = unsafe { _mm256_loadu_ps(limits.as_ptr()) };
+        let t_limit = _mm256_mul_ps(t_limit, _mm256_set1_ps(CULL_SLACK));
+        blocked.fill(false);
+        // Rays with no hit yet.
+        let mut open = r.live;
+        let mut stack: ArrayVec<(u32, u32), STACK> = ArrayVec::new();
+        stack.push((0, open));
+        while let Some((node, entered)) = stack.pop() {
+            let active = entered & open;
+            if active == 0 {
+                continue;
+            }
+            if active.count_ones() <= ALONE {
+                // Few rays left in this subtree: one by one.
+                let mut left = active;
+                while left != 0 {
+                    let k = left.trailing_zeros() as usize;
+                    left &= left - 1;
+                    if tree.any_with::<true>(node, &rays[k], t_max[k], |range| leaf(k, range)) {
+                        blocked[k] = true;
+                        open &= !(1 << k);
+                    }
+                }
+                if open == 0 {
+                    return;
+                }
+                continue;
+            }
+            let n = &tree.nodes[node as usize];
+            let (_, rays) = r.enter(n, t_limit);
+            let mut children = entered_children(&rays, active);
+            while children != 0 {
+                let c = children.trailing_zeros() as usize;
+                children &= children - 1;
+                let mut entered = rays[c] & open;
+                if entered == 0 {
+                    continue;
+                }
+                if n.count[c] == 0 {
+                    stack.push((n.first[c], entered));
+                    continue;
+                }
+                let range = n.first[c] as usize..(n.first[c] + n.count[c]) as usize;
+                while entered != 0 {
+                    let k = entered.trailing_zeros() as usize;
+                    entered &= entered - 1;
+                    if leaf(k, range.clone()) {
+                        blocked[k] = true;
+                        open &= !(1 << k);
+                    }
+                }
+                if open == 0 {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use glam::Vec3;
+    use proptest::prelude::*;
+
+    use crate::accel::bvh::tests::{ray_strategy, soup};
+    use crate::accel::{Bvh, Ray};
+    use crate::mesh::TriangleMesh;
+
+    /// Checks that the batch calls give, ray by ray and bit for bit, what
+    /// the one-ray calls give; returns how many rays hit.
+    fn batch_matches_one_by_one(bvh: &Bvh, rays: &[Ray], t_max: &[f32]) -> usize {
+        let mut hits = vec![None; rays.len()];
+        bvh.intersect_batch(rays, t_max, &mut hits);
+        let mut blocked = vec![true; rays.len()];
+        bvh.occluded_batch(rays, t_max, &mut blocked);
+        let bits = |h: Option<crate::accel::Hit>| {
+            h.map(|h| (h.t.to_bits(), h.u.to_bits(), h.v.to_bits(), h.triangle))
+        };
+        for (k, ray) in rays.iter().enumerate() {
+            let one = bvh.intersect(ray, t_max[k]);
+            assert_eq!(bits(hits[k]), bits(one), "closest hit of ray {k}");
+            assert_eq!(
+                blocked[k],
+                bvh.occluded(ray, t_max[k]),
+                "occlusion of ray {k}"
+            );
+        }
+        hits.iter().filter(|h| h.is_some()).count()
+    }
+
+    fn terrain() -> TriangleMesh {
+        crate::terrain::TerrainGrid::diamond_square(64, 48, 8.0, 9, [32.0, 24.0]).to_mesh(false)
+    }
+
+    /// Camera rays in rows of eight, as a render's patches give them (same
+    /// signs: traced as octets), and shadow rays toward one sun from their
+    /// hits; batches of every length up to and past an octet.
+    #[test]
+    fn coherent_octets_find_the_hits_of_single_rays() {
+        let mesh = terrain();
+        let bvh = Bvh::build(&mesh);
+        let eye = Vec3::new(-20.0, 14.0, -16.0);
+        let mut camera = Vec::new();
+        for y in 0..40 {
+            for x in 0..64 {
+                let dir = Vec3::new(0.3 + x as f32 * 0.011, -0.35 - y as f32 * 0.012, 0.8);
+                camera.push(Ray::new(eye, dir.normalize()));
+            }
+        }
+        let t_max: Vec<f32> = (0..camera.len())
+            .map(|k| if k % 7 == 3 { 25.0 } else { f32::INFINITY })
+            .collect();
+        let hit = batch_matches_one_by_one(&bvh, &camera, &t_max);
+        assert!(
+            hit > camera.len() / 2,
+            "{hit} of {} camera rays hit",
+            camera.len()
+        );
+        // Shadow rays toward the sun from the camera rays' hits.
+        let mut hits = vec![None; camera.len()];
+        bvh.intersect_batch(&camera, &t_max, &mut hits);
+        let sun = Vec3::new(-1.0, 0.45, 0.6).normalize();
+        let shadow: Vec<Ray> = camera
+            .iter()
+            .zip(&hits)
+            .filter_map(|(ray, hit)| {
+                let h = (*hit)?;
+                let n = mesh.face_normal(h.triangle as usize);
+                let n = if n.dot(ray.dir) > 0.0 { -n } else { n };
+                Some(Ray::new(ray.origin + ray.dir * h.t + n * 1e-3, sun))
+            })
+            .collect();
+        let inf = vec![f32::INFINITY; shadow.len()];
+        let mut blocked = vec![false; shadow.len()];
+        bvh.occluded_batch(&shadow, &inf, &mut blocked);
+        let n_blocked = blocked.iter().filter(|&&b| b).count();
+        assert!(
+            n_blocked > 20 && n_blocked < shadow.len() - 20,
+            "{n_blocked} of {} shadow rays blocked",
+            shadow.len()
+        );
+        batch_matches_one_by_one(&bvh, &shadow, &inf);
+        for len in 1..=17 {
+            batch_matches_one_by_one(&bvh, &camera[..len], &t_max[..len]);
+        }
+    }
+
+    /// Rays straight down onto the grid's vertices and edges (each hits
+    /// several triangles at the same t, so the tie rule decides; their x
+    /// and z slabs are 0 · ∞ = NaN on box faces), and octets whose
+    /// directions differ in sign.
+    #[test]
+    fn ties_axis_rays_and_mixed_signs_match_single_rays() {
+        let mesh = terrain();
+        let bvh = Bvh::build(&mesh);
+        let (cell_x, cell_z) = (32.0 / 63.0, 24.0 / 47.0);
+        let mut down = Vec::new();
+        for i in 0..48 {
+            // Even rows on the vertices, odd rows on the edges between.
+            for j in 0..64 - i % 2 {
+                let x = j as f32 * cell_x - 16.0 + if i % 2 == 0 { 0.0 } else { cell_x / 2.0 };
+                let z = i as f32 * cell_z - 12.0;
+                down.push(Ray::new(Vec3::new(x, 30.0, z), Vec3::NEG_Y));
+            }
+        }
+        let inf = vec![f32::INFINITY; down.len()];
+        assert_eq!(batch_matches_one_by_one(&bvh, &down, &inf), down.len());
+        let fan: Vec<Ray> = (0..256)
+            .map(|k| {
+                let a = k as f32 * 0.7;
+                Ray::new(
+                    Vec3::new(0.0, 6.0, 0.0),
+                    Vec3::new(a.cos(), -0.4, a.sin()).normalize(),
+                )
+            })
+            .collect();
+        let inf = vec![f32::INFINITY; fan.len()];
+        assert!(batch_matches_one_by_one(&bvh, &fan, &inf) > 100);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+        /// Random soups and random rays, same-signed octets among them.
+        #[test]
+        fn random_batches_match_single_rays(
+            coords in prop::collection::vec(-10.0f32..10.0, 9..900),
+            rays in prop::collection::vec(ray_strategy(), 1..40),
+            t_max in prop::collection::vec(prop_oneof![Just(f32::INFINITY), 1.0f32..30.0], 40),
+            flip in any::<bool>(),
+        ) {
+            let coords = &coords[..coords.len() / 9 * 9];
+            let mesh = soup(coords);
+            let bvh = Bvh::build(&mesh);
+            // Half the cases turn every direction into the positive
+            // octant, so that octets take the lanes.
+            let rays: Vec<Ray> = rays
+                .iter()
+                .map(|r| if flip { Ray::new(r.origin, r.dir.abs()) } else { *r })
+                .collect();
+            batch_matches_one_by_one(&bvh, &rays, &t_max[..rays.len()]);
+        }
+    }
+}
