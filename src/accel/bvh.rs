@@ -16,7 +16,7 @@ use std::ops::Range;
 use arrayvec::ArrayVec;
 use glam::Vec3;
 
-use super::octet::OCTET;
+use super::octet::{rays_of, OCTET};
 use super::packet::Packet;
 #[cfg(test)]
 use super::ray::intersect_triangle;
@@ -301,8 +301,10 @@ impl Bvh {
             hits.fill(None);
             self.tree
                 .wide
-                .closest_octet(rays, t_max, |k, slots, t_best| {
-                    self.closest_in_leaf(&rays[k], slots, t_best, &mut hits[k])
+                .closest_octet(rays, t_max, |mask, slots, t_best| {
+                    for k in rays_of(mask) {
+                        self.closest_in_leaf(&rays[k], slots.clone(), &mut t_best[k], &mut hits[k]);
+                    }
                 });
         }
     }
@@ -358,7 +360,11 @@ impl Bvh {
             self.tree.wide.any_octet(
                 rays,
                 t_max,
-                |k, slots| self.blocks(&rays[k], slots, t_max[k]),
+                |mask, slots| {
+                    rays_of(mask)
+                        .filter(|&k| self.blocks(&rays[k], slots.clone(), t_max[k]))
+                        .fold(0, |hit, k| hit | 1 << k)
+                },
                 blocked,
             );
         }

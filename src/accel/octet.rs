@@ -27,15 +27,30 @@ use super::wide::WideTree;
 /// Rays in an octet.
 pub const OCTET: usize = 8;
 
+/// The indices of the set bits of `mask`, lowest first: the rays of an
+/// octet that a mask names.
+#[inline(always)]
+pub fn rays_of(mask: u32) -> impl Iterator<Item = usize> {
+    let mut left = mask;
+    std::iter::from_fn(move || {
+        (left != 0).then(|| {
+            let k = left.trailing_zeros() as usize;
+            left &= left - 1;
+            k
+        })
+    })
+}
+
 impl WideTree {
-    /// [`WideTree::closest`] for up to [`OCTET`] rays at once: `leaf(k,
-    /// range, t_best)` tests ray `rays[k]` against the primitives of a leaf
-    /// and lowers `t_best` (which starts at `t_max[k]`) on a nearer hit.
+    /// [`WideTree::closest`] for up to [`OCTET`] rays at once: `leaf(rays,
+    /// range, t_best)` tests the rays named by mask `rays` (bit `k` for
+    /// `rays[k]`) against the primitives of a leaf, and lowers `t_best[k]`
+    /// (which starts at `t_max[k]`) where ray `k` hits nearer.
     pub fn closest_octet(
         &self,
         rays: &[Ray],
         t_max: &[f32],
-        leaf: impl FnMut(usize, Range<usize>, &mut f32),
+        leaf: impl FnMut(u32, Range<usize>, &mut [f32; OCTET]),
     ) {
         assert!(rays.len() <= OCTET && t_max.len() == rays.len());
         #[cfg(target_arch = "x86_64")]
@@ -48,14 +63,15 @@ impl WideTree {
     }
 
     /// [`WideTree::any`] for up to [`OCTET`] rays at once: `blocked[k]`
-    /// becomes whether `leaf(k, range)` reports a hit for ray `rays[k]` in
-    /// any leaf it reaches within `t_max[k]`. A ray stops at its first hit;
-    /// the octet stops when every ray has.
+    /// becomes whether ray `rays[k]` is blocked in some leaf it reaches
+    /// within `t_max[k]`; `leaf(rays, range)` tests the rays of mask `rays`
+    /// against a leaf and returns the mask of those blocked. A ray stops at
+    /// its first hit; the octet stops when every ray has.
     pub fn any_octet(
         &self,
         rays: &[Ray],
         t_max: &[f32],
-        leaf: impl FnMut(usize, Range<usize>) -> bool,
+        leaf: impl FnMut(u32, Range<usize>) -> u32,
         blocked: &mut [bool],
     ) {
         assert!(rays.len() <= OCTET && t_max.len() == rays.len() && blocked.len() == rays.len());
@@ -69,15 +85,27 @@ impl WideTree {
     }
 }
 
+/// Limits of an octet's lanes: `t_max` for the rays, −∞ past them.
+fn lane_limits(t_max: &[f32]) -> [f32; OCTET] {
+    let mut t = [f32::NEG_INFINITY; OCTET];
+    t[..t_max.len()].copy_from_slice(t_max);
+    t
+}
+
 /// [`WideTree::closest_octet`] ray after ray.
 fn one_by_one_closest(
     tree: &WideTree,
     rays: &[Ray],
     t_max: &[f32],
-    mut leaf: impl FnMut(usize, Range<usize>, &mut f32),
+    mut leaf: impl FnMut(u32, Range<usize>, &mut [f32; OCTET]),
 ) {
+    let mut t_best = lane_limits(t_max);
     for (k, ray) in rays.iter().enumerate() {
-        tree.closest(ray, t_max[k], |range, t_best| leaf(k, range, t_best));
+        tree.closest(ray, t_max[k], |range, t| {
+            t_best[k] = *t;
+            leaf(1 << k, range, &mut t_best);
+            *t = t_best[k];
+        });
     }
 }
 
@@ -86,11 +114,11 @@ fn one_by_one_any(
     tree: &WideTree,
     rays: &[Ray],
     t_max: &[f32],
-    mut leaf: impl FnMut(usize, Range<usize>) -> bool,
+    mut leaf: impl FnMut(u32, Range<usize>) -> u32,
     blocked: &mut [bool],
 ) {
     for (k, ray) in rays.iter().enumerate() {
-        blocked[k] = tree.any(ray, t_max[k], |range| leaf(k, range));
+        blocked[k] = tree.any(ray, t_max[k], |range| leaf(1 << k, range) != 0);
     }
 }
 
@@ -102,7 +130,7 @@ mod avx {
 
     use arrayvec::ArrayVec;
 
-    use super::{one_by_one_any, one_by_one_closest, OCTET};
+    use super::{lane_limits, one_by_one_any, one_by_one_closest, rays_of, OCTET};
     use crate::accel::ray::{Ray, CULL_SLACK, ROBUST_FAR};
     use glam::Vec4;
 
@@ -160,36 +188,45 @@ mod avx {
         /// that enter it by their `t_limit` (bit `k` for ray `k`): lane by
         /// lane what [`WideTree::closest`]'s box test computes. Unused
         /// children have empty boxes, which no ray enters.
-        #[target_feature(enable = "avx")]
-        #[inline]
-        fn enter(&self, n: &WideNode, t_limit: __m256) -> ([__m256; WIDTH], [u32; WIDTH]) {
+        ///
+        /// Not compiled for AVX itself, so that it can be inlined into the
+        /// traversals, which are.
+        ///
+        /// # Safety
+        ///
+        /// The CPU must support AVX.
+        #[inline(always)]
+        unsafe fn enter(&self, n: &WideNode, t_limit: __m256) -> ([__m256; WIDTH], [u32; WIDTH]) {
             let (nx, fx) = pick(self.neg[0], &n.min_x, &n.max_x);
             let (ny, fy) = pick(self.neg[1], &n.min_y, &n.max_y);
             let (nz, fz) = pick(self.neg[2], &n.min_z, &n.max_z);
-            let robust = _mm256_set1_ps(ROBUST_FAR);
-            let mut t = [_mm256_setzero_ps(); WIDTH];
-            let mut rays = [0; WIDTH];
-            for c in 0..WIDTH {
-                let (h, l) = (c / 4, c % 4);
-                let slab = |p: &[Vec4; HALVES], axis: usize| {
-                    let p = _mm256_set1_ps(p[h][l]);
-                    _mm256_mul_ps(_mm256_sub_ps(p, self.o[axis]), self.inv[axis])
-                };
-                let t_near = _mm256_max_ps(
-                    slab(nx, 0),
-                    _mm256_max_ps(slab(ny, 1), _mm256_max_ps(slab(nz, 2), _mm256_setzero_ps())),
-                );
-                let t_far = _mm256_min_ps(
-                    _mm256_mul_ps(slab(fx, 0), robust),
-                    _mm256_min_ps(
-                        _mm256_mul_ps(slab(fy, 1), robust),
-                        _mm256_min_ps(_mm256_mul_ps(slab(fz, 2), robust), t_limit),
-                    ),
-                );
-                t[c] = t_near;
-                rays[c] = _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_LE_OQ>(t_near, t_far)) as u32;
+            // SAFETY: the CPU supports AVX (the caller's promise).
+            unsafe {
+                let robust = _mm256_set1_ps(ROBUST_FAR);
+                let mut t = [_mm256_setzero_ps(); WIDTH];
+                let mut rays = [0; WIDTH];
+                for c in 0..WIDTH {
+                    let (h, l) = (c / 4, c % 4);
+                    let slab = |p: &[Vec4; HALVES], axis: usize| {
+                        let p = _mm256_set1_ps(p[h][l]);
+                        _mm256_mul_ps(_mm256_sub_ps(p, self.o[axis]), self.inv[axis])
+                    };
+                    let t_near = _mm256_max_ps(
+                        slab(nx, 0),
+                        _mm256_max_ps(slab(ny, 1), _mm256_max_ps(slab(nz, 2), _mm256_setzero_ps())),
+                    );
+                    let t_far = _mm256_min_ps(
+                        _mm256_mul_ps(slab(fx, 0), robust),
+                        _mm256_min_ps(
+                            _mm256_mul_ps(slab(fy, 1), robust),
+                            _mm256_min_ps(_mm256_mul_ps(slab(fz, 2), robust), t_limit),
+                        ),
+                    );
+                    t[c] = t_near;
+                    rays[c] = _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_LE_OQ>(t_near, t_far)) as u32;
+                }
+                (t, rays)
             }
-            (t, rays)
         }
     }
 
@@ -221,14 +258,17 @@ mod avx {
         key: f32,
     }
 
-    /// Lanes of `v` as an array.
-    #[target_feature(enable = "avx")]
-    #[inline]
-    fn lanes(v: __m256) -> [f32; OCTET] {
+    /// Lane `k` of `v`.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support AVX.
+    #[inline(always)]
+    unsafe fn lane(v: __m256, k: usize) -> f32 {
         let mut out = [0.0; OCTET];
-        // SAFETY: `out` holds eight f32.
+        // SAFETY: `out` holds eight f32; the CPU supports AVX.
         unsafe { _mm256_storeu_ps(out.as_mut_ptr(), v) };
-        out
+        out[k]
     }
 
     /// [`WideTree::closest_octet`] with AVX.
@@ -237,14 +277,13 @@ mod avx {
         tree: &WideTree,
         rays: &[Ray],
         t_max: &[f32],
-        mut leaf: impl FnMut(usize, Range<usize>, &mut f32),
+        mut leaf: impl FnMut(u32, Range<usize>, &mut [f32; OCTET]),
     ) {
         let Some(r) = Lanes::new(rays) else {
             return one_by_one_closest(tree, rays, t_max, leaf);
         };
         // Lanes past the rays get a limit no box is entered by.
-        let mut t_best = [f32::NEG_INFINITY; OCTET];
-        t_best[..rays.len()].copy_from_slice(t_max);
+        let mut t_best = lane_limits(t_max);
         let limit = |t_best: &[f32; OCTET]| {
             // SAFETY: `t_best` holds eight f32.
             let t = unsafe { _mm256_loadu_ps(t_best.as_ptr()) };
@@ -255,7 +294,8 @@ mod avx {
         loop {
             if count == 0 {
                 let n = &tree.nodes[first as usize];
-                let (t, rays) = r.enter(n, limit(&t_best));
+                // SAFETY: this function runs only where the CPU has AVX.
+                let (t, rays) = unsafe { r.enter(n, limit(&t_best)) };
                 let base = stack.len();
                 let mut children = entered_children(&rays, active);
                 while children != 0 {
@@ -267,7 +307,8 @@ mod avx {
                         first: n.first[c],
                         count: n.count[c],
                         rays: entered,
-                        key: lanes(t[c])[entered.trailing_zeros() as usize],
+                        // SAFETY: this function runs only where the CPU has AVX.
+                        key: unsafe { lane(t[c], entered.trailing_zeros() as usize) },
                     };
                     // Insertion: keep stack[base..] sorted by decreasing key.
                     stack.push(entry);
@@ -279,13 +320,11 @@ mod avx {
                     stack[k] = entry;
                 }
             } else {
-                let range = first as usize..(first + count) as usize;
-                let mut left = active;
-                while left != 0 {
-                    let k = left.trailing_zeros() as usize;
-                    left &= left - 1;
-                    leaf(k, range.clone(), &mut t_best[k]);
-                }
+                leaf(
+                    active,
+                    first as usize..(first + count) as usize,
+                    &mut t_best,
+                );
             }
             // The nearest entry some ray still reaches.
             loop {
@@ -302,17 +341,13 @@ mod avx {
                     break;
                 }
                 // Few rays left in this subtree: one by one.
-                let mut left = still;
-                while left != 0 {
-                    let k = left.trailing_zeros() as usize;
-                    left &= left - 1;
+                for k in rays_of(still) {
                     let t_start = t_best[k];
-                    let mut t_k = t_start;
                     tree.closest_with::<true>(e.first, &rays[k], t_start, |range, t| {
-                        leaf(k, range, t);
-                        t_k = *t;
+                        t_best[k] = *t;
+                        leaf(1 << k, range, &mut t_best);
+                        *t = t_best[k];
                     });
-                    t_best[k] = t_k;
                 }
             }
         }
@@ -324,14 +359,13 @@ mod avx {
         tree: &WideTree,
         rays: &[Ray],
         t_max: &[f32],
-        mut leaf: impl FnMut(usize, Range<usize>) -> bool,
+        mut leaf: impl FnMut(u32, Range<usize>) -> u32,
         blocked: &mut [bool],
     ) {
         let Some(r) = Lanes::new(rays) else {
             return one_by_one_any(tree, rays, t_max, leaf, blocked);
         };
-        let mut limits = [f32::NEG_INFINITY; OCTET];
-        limits[..rays.len()].copy_from_slice(t_max);
+        let limits = lane_limits(t_max);
         // SAFETY: `limits` holds eight f32.
         let t_limit = unsafe { _mm256_loadu_ps(limits.as_ptr()) };
         let t_limit = _mm256_mul_ps(t_limit, _mm256_set1_ps(CULL_SLACK));
@@ -347,13 +381,13 @@ mod avx {
             }
             if active.count_ones() <= ALONE {
                 // Few rays left in this subtree: one by one.
-                let mut left = active;
-                while left != 0 {
-                    let k = left.trailing_zeros() as usize;
-                    left &= left - 1;
-                    if tree.any_with::<true>(node, &rays[k], t_max[k], |range| leaf(k, range)) {
+                for k in rays_of(active) {
+                    let one = 1 << k;
+                    if tree
+                        .any_with::<true>(node, &rays[k], t_max[k], |range| leaf(one, range) != 0)
+                    {
                         blocked[k] = true;
-                        open &= !(1 << k);
+                        open &= !one;
                     }
                 }
                 if open == 0 {
@@ -362,12 +396,13 @@ mod avx {
                 continue;
             }
             let n = &tree.nodes[node as usize];
-            let (_, rays) = r.enter(n, t_limit);
+            // SAFETY: this function runs only where the CPU has AVX.
+            let (_, rays) = unsafe { r.enter(n, t_limit) };
             let mut children = entered_children(&rays, active);
             while children != 0 {
                 let c = children.trailing_zeros() as usize;
                 children &= children - 1;
-                let mut entered = rays[c] & open;
+                let entered = rays[c] & open;
                 if entered == 0 {
                     continue;
                 }
@@ -376,14 +411,11 @@ mod avx {
                     continue;
                 }
                 let range = n.first[c] as usize..(n.first[c] + n.count[c]) as usize;
-                while entered != 0 {
-                    let k = entered.trailing_zeros() as usize;
-                    entered &= entered - 1;
-                    if leaf(k, range.clone()) {
-                        blocked[k] = true;
-                        open &= !(1 << k);
-                    }
+                let hit = leaf(entered, range) & entered;
+                for k in rays_of(hit) {
+                    blocked[k] = true;
                 }
+                open &= !hit;
                 if open == 0 {
                     return;
                 }
