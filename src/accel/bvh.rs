@@ -201,6 +201,18 @@ impl Tree {
     pub fn any(&self, ray: &Ray, t_max: f32, leaf: impl FnMut(Range<usize>) -> bool) -> bool {
         self.wide.any(ray, t_max, leaf)
     }
+
+    /// [`Tree::closest`] for up to [`OCTET`] rays at once; see
+    /// [`WideTree::closest_octet`].
+    #[inline(always)]
+    pub fn closest_octet(
+        &self,
+        rays: &[Ray],
+        t_max: &[f32],
+        leaf: impl FnMut(u32, Range<usize>, &mut [f32; OCTET]),
+    ) {
+        self.wide.closest_octet(rays, t_max, leaf)
+    }
 }
 
 /// The box of each triangle of `mesh`.
