@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One run of scree, Embree and POV-Ray on the shared peer workload, back to
-# back on this machine: the figures of README's Performance table.
+# back on this machine, then scree and Embree on an exported rock field:
+# the figures of README's Performance table.
 #
 #   bench/compare.sh [SIZE ...]        (default: 1025 2049 4097)
 #
@@ -40,3 +41,9 @@ for size in "${sizes[@]}"; do
   /usr/bin/time -f "wall %e s, peak RSS %M KiB" "$scree" render "workload-$size.json" \
     -o "out/scree_$size.png" 2>&1
 done
+echo "=== rock field: scenes/boulder-field.json's 400 rocks as one mesh"
+"$scree" terrain ../scenes/boulder-field.json --rocks-obj data/rocks.obj -q
+echo "--- Embree (single rays)"
+out/embree_bench data/rocks.obj --quality medium --threads 1,2 --reps 3 2>&1 | grep -E "RESULT|peak RSS"
+echo "--- scree bench, BVH"
+"$scree" bench --obj data/rocks.obj --json

@@ -180,6 +180,11 @@ struct TerrainArgs {
     /// rendered triangles and diagonal).
     #[arg(long)]
     obj: Option<PathBuf>,
+    /// Write the scene's tessellated rocks (listed and scattered, placed,
+    /// world units, unit normals) as one Wavefront OBJ; analytic rocks have
+    /// no triangles and are left out.
+    #[arg(long)]
+    rocks_obj: Option<PathBuf>,
     /// Grid samples per side instead of terrain.resolution (square grid).
     #[arg(long, value_parser = clap::value_parser!(u32).range(2..=scene::MAX_TERRAIN_SIDE as i64))]
     resolution: Option<u32>,
@@ -707,9 +712,10 @@ fn diff_command(args: DiffArgs) -> Result<ExitCode> {
 }
 
 fn terrain_command(args: TerrainArgs) -> Result<ExitCode> {
-    if args.heightmap.is_none() && args.obj.is_none() {
+    if args.heightmap.is_none() && args.obj.is_none() && args.rocks_obj.is_none() {
         return Err(Error::Usage(
-            "scree terrain: give --heightmap FILE.png and/or --obj FILE.obj".into(),
+            "scree terrain: give --heightmap FILE.png, --obj FILE.obj and/or --rocks-obj FILE.obj"
+                .into(),
         ));
     }
     let (mut scene, name) = load_scene(args.scene.as_deref())?;
@@ -723,7 +729,7 @@ fn terrain_command(args: TerrainArgs) -> Result<ExitCode> {
     if let Some(h) = &args.heightmap {
         output::check_writable(h)?;
     }
-    if let Some(o) = &args.obj {
+    for o in [&args.obj, &args.rocks_obj].into_iter().flatten() {
         output::check_folder(o)?;
     }
     let start = Instant::now();
@@ -749,6 +755,24 @@ fn terrain_command(args: TerrainArgs) -> Result<ExitCode> {
             generate_time.as_secs_f64() * 1e3,
             hi - lo
         );
+    }
+    if let Some(o) = &args.rocks_obj {
+        let world = scree::world::World::build(&scene);
+        let rocks = world.rock_meshes();
+        output::write_bytes(scree::rock::export::obj(&rocks).as_bytes(), o)?;
+        if !args.quiet {
+            let triangles: usize = rocks.iter().map(|m| m.indices.len()).sum();
+            let left_out = world.analytic.len();
+            println!(
+                "{} rocks exported, {triangles} triangles{}",
+                rocks.len(),
+                if left_out > 0 {
+                    format!("; {left_out} analytic rocks left out (no triangles)")
+                } else {
+                    String::new()
+                }
+            );
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

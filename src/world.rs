@@ -305,6 +305,33 @@ impl World {
         b.finish(terrain_normals, analytic, rock_count, generate_time)
     }
 
+    /// The tessellated rocks (listed and scattered), each as a mesh in
+    /// world units with world-space unit normals; analytic rocks, which
+    /// have no triangles, are left out. An instance's mesh is its shared
+    /// mesh carried by its placement.
+    pub fn rock_meshes(&self) -> Vec<TriangleMesh> {
+        self.accel
+            .objects()
+            .iter()
+            .zip(&self.normal_matrix)
+            .filter_map(|(object, normal_matrix)| match object {
+                Object::Terrain(_) => None,
+                Object::Mesh { mesh, transform } => {
+                    let mut placed = self.meshes[*mesh as usize].clone();
+                    if let (Some(t), Some(n)) = (transform, normal_matrix) {
+                        for p in &mut placed.positions {
+                            *p = t.world_from_object.transform_point3(*p);
+                        }
+                        for v in &mut placed.normals {
+                            *v = (*n * *v).normalize_or_zero();
+                        }
+                    }
+                    Some(placed)
+                }
+            })
+            .collect()
+    }
+
     /// A world of just a terrain with one material, traced through its grid.
     pub fn from_terrain(grid: TerrainGrid, material: Material, smooth: bool) -> World {
         let mut b = Builder::default();

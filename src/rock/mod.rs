@@ -11,6 +11,7 @@
 //! ```
 
 pub mod analytic;
+pub mod export;
 pub mod scatter;
 pub mod tessellate;
 
