@@ -250,6 +250,32 @@ fn rock_kernels(c: &mut Criterion) {
             })
         });
     }
+    // As a render's tiles hand them over: 8 × 8 pixel patches at full
+    // resolution, traced as octets down the top level and into the rocks.
+    let patches = patch_rays();
+    g.throughput(Throughput::Elements(patches.len() as u64));
+    for (name, top) in [("instanced", &instanced), ("copied", &copied)] {
+        g.bench_with_input(BenchmarkId::new("patches-octets", name), top, |b, top| {
+            let t_max = vec![f32::INFINITY; patches.len()];
+            let mut hits = vec![None; patches.len()];
+            b.iter(|| {
+                top.intersect_batch(black_box(&patches), &t_max, &mut hits);
+                hits.iter().filter(|h| h.is_some()).count()
+            })
+        });
+        g.bench_with_input(
+            BenchmarkId::new("patches-one-by-one", name),
+            top,
+            |b, top| {
+                b.iter(|| {
+                    patches
+                        .iter()
+                        .filter(|r| top.intersect(black_box(r), f32::INFINITY).is_some())
+                        .count()
+                })
+            },
+        );
+    }
     g.finish();
 }
 

@@ -283,29 +283,28 @@ impl TopLevel {
     /// The closest hit of `ray` on object `object` with t in (0, t_max].
     #[inline]
     fn object_hit(&self, object: u32, ray: &Ray, t_max: f32) -> Option<Hit> {
-        match &self.objects[object as usize] {
-            Object::Terrain(field) => field.intersect(ray, t_max),
-            Object::Mesh { mesh, transform } => {
-                let bvh = &self.meshes[*mesh as usize];
-                match transform {
-                    None => bvh.intersect(ray, t_max),
-                    Some(t) => bvh.intersect(&to_object(ray, t), t_max),
-                }
-            }
+        match self.local(object, ray) {
+            Local::Field(field) => field.intersect(ray, t_max),
+            Local::Mesh(bvh, local) => bvh.intersect(&local, t_max),
         }
     }
 
     /// Whether object `object` lies along `ray` with t in (0, t_max].
     #[inline]
     fn object_blocks(&self, object: u32, ray: &Ray, t_max: f32) -> bool {
+        match self.local(object, ray) {
+            Local::Field(field) => field.occluded(ray, t_max),
+            Local::Mesh(bvh, local) => bvh.occluded(&local, t_max),
+        }
+    }
+
+    /// What object `object` is traced through, with `ray` in its space.
+    #[inline]
+    fn local(&self, object: u32, ray: &Ray) -> Local<'_> {
         match &self.objects[object as usize] {
-            Object::Terrain(field) => field.occluded(ray, t_max),
+            Object::Terrain(field) => Local::Field(field),
             Object::Mesh { mesh, transform } => {
-                let bvh = &self.meshes[*mesh as usize];
-                match transform {
-                    None => bvh.occluded(ray, t_max),
-                    Some(t) => bvh.occluded(&to_object(ray, t), t_max),
-                }
+                Local::Mesh(&self.meshes[*mesh as usize], in_space(ray, transform))
             }
         }
     }
@@ -316,6 +315,23 @@ impl TopLevel {
             Object::Terrain(field) => Some((k as u32, field.as_ref())),
             Object::Mesh { .. } => None,
         })
+    }
+}
+
+/// An object as a ray meets it: the terrain's grid hierarchy, or a mesh's
+/// BVH with the ray carried into the mesh's space.
+enum Local<'a> {
+    Field(&'a HeightField),
+    Mesh(&'a Bvh, Ray),
+}
+
+/// `ray` in the space of an object placed by `transform` (itself for an
+/// object in world space).
+#[inline]
+fn in_space(ray: &Ray, transform: &Option<Transform>) -> Ray {
+    match transform {
+        None => *ray,
+        Some(t) => to_object(ray, t),
     }
 }
 
@@ -348,13 +364,7 @@ fn object_rays(
     transform: &Option<Transform>,
 ) -> (ArrayVec<Ray, OCTET>, ArrayVec<usize, OCTET>) {
     let ks: ArrayVec<usize, OCTET> = rays_of(mask).collect();
-    let rays = ks
-        .iter()
-        .map(|&k| match transform {
-            None => octet[k],
-            Some(t) => to_object(&octet[k], t),
-        })
-        .collect();
+    let rays = ks.iter().map(|&k| in_space(&octet[k], transform)).collect();
     (rays, ks)
 }
 
