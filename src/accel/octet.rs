@@ -6,7 +6,11 @@
 //! them, and each of its children is tested against the eight rays at
 //! once, one ray per AVX lane. A child goes on the stack with the rays that
 //! entered it and their entry distances, and comes off it with only those
-//! still reaching it; a leaf is tested ray by ray.
+//! still reaching it; a leaf is handed the mask of the rays that reach it
+//! (a mesh tests them one by one; the top level passes them on into an
+//! instance's own tree as an octet). A subtree that only one or two rays
+//! still enter is finished ray by ray: eight lanes for one ray cost more
+//! than fetching its nodes again.
 //!
 //! Each lane computes exactly what [`WideTree::closest`] computes for its
 //! ray (the same near and far planes, the same operations in the same
