@@ -61,3 +61,45 @@ fn heightmap_and_obj_of_the_same_terrain_give_the_same_checksums() {
     let bad = run_in(dir.path(), &["bench"]);
     assert_eq!(bad.status.code(), Some(2));
 }
+
+/// `scree terrain --rocks-obj` exports a scene's rocks as one mesh that
+/// `scree bench --obj` traces: the summary's triangle count is the mesh's,
+/// and the workload camera sees the rocks.
+#[test]
+fn exported_rock_field_is_a_bench_mesh() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("rocks.json"),
+        r#"{ "camera": { "position": [0, 30, -50], "look_at": [0, 2, 0] },
+             "terrain": { "size": [100, 100], "resolution": [65, 65], "height": 6,
+                          "generator": { "type": "hills" } },
+             "rocks": [ { "center": [0, 2, 0], "radius": 4, "stacks": 8, "slices": 16,
+                          "rest_on_terrain": true },
+                        { "center": [10, 2, 5], "radius": 2, "analytic": true } ],
+             "scatter": { "count": 30, "radius": [1, 3], "seed": 2, "area": [80, 80],
+                          "stacks": 6, "slices": 12 } }"#,
+    )
+    .unwrap();
+    let out = run_ok(
+        dir.path(),
+        &["terrain", "rocks.json", "--rocks-obj", "rocks.obj"],
+    );
+    let summary = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        summary.contains("31 rocks exported") && summary.contains("1 analytic rocks left out"),
+        "{summary}"
+    );
+    let triangles: u64 = summary
+        .split(" rocks exported, ")
+        .nth(1)
+        .and_then(|s| s.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .expect("the summary gives the triangle count");
+    let out = run_ok(
+        dir.path(),
+        &["bench", "--obj", "rocks.obj", "--reps", "1", "--json"],
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["triangles"], triangles);
+    assert!(report["hits"].as_u64().unwrap() > 20_000, "{report}");
+}
