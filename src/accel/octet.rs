@@ -406,7 +406,7 @@ mod avx {
             while children != 0 {
                 let c = children.trailing_zeros() as usize;
                 children &= children - 1;
-                let entered = rays[c] & open;
+                let entered = rays[c] & active & open;
                 if entered == 0 {
                     continue;
                 }
