@@ -67,9 +67,8 @@ fn heightmap_and_obj_of_the_same_terrain_give_the_same_checksums() {
 /// and the workload camera sees the rocks.
 #[test]
 fn exported_rock_field_is_a_bench_mesh() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("rocks.json"),
+    let (dir, _) = scene_dir(
+        "rocks.json",
         r#"{ "camera": { "position": [0, 30, -50], "look_at": [0, 2, 0] },
              "terrain": { "size": [100, 100], "resolution": [65, 65], "height": 6,
                           "generator": { "type": "hills" } },
@@ -78,8 +77,7 @@ fn exported_rock_field_is_a_bench_mesh() {
                         { "center": [10, 2, 5], "radius": 2, "analytic": true } ],
              "scatter": { "count": 30, "radius": [1, 3], "seed": 2, "area": [80, 80],
                           "stacks": 6, "slices": 12 } }"#,
-    )
-    .unwrap();
+    );
     let out = run_ok(
         dir.path(),
         &["terrain", "rocks.json", "--rocks-obj", "rocks.obj"],
