@@ -757,7 +757,7 @@ fn terrain_command(args: TerrainArgs) -> Result<ExitCode> {
         );
     }
     if let Some(o) = &args.rocks_obj {
-        let world = scree::world::World::build(&scene);
+        let world = scree::world::World::build_on(&scene, grid);
         let rocks = world.rock_meshes();
         output::write_bytes(scree::rock::export::obj(&rocks).as_bytes(), o)?;
         if !args.quiet {

@@ -209,6 +209,19 @@ impl World {
             heights,
             size: ts.size,
         };
+        World::assemble(scene, grid, options, t0)
+    }
+
+    /// [`World::build`] over `grid`, the scene's terrain already generated
+    /// (by a caller that needs it too); `generate_time` counts the rocks.
+    pub fn build_on(scene: &Scene, grid: TerrainGrid) -> World {
+        World::assemble(scene, grid, BuildOptions::default(), Instant::now())
+    }
+
+    /// The rocks of `scene` placed on `grid`, and the structures over both;
+    /// `generate_time` runs from `t0`.
+    fn assemble(scene: &Scene, grid: TerrainGrid, options: BuildOptions, t0: Instant) -> World {
+        let ts = &scene.terrain;
         let mut b = Builder::default();
         let terrain_material = b.material(ts.material, ts.smooth);
         // What needs the grid's heights first: smooth normals, rocks
