@@ -394,17 +394,20 @@ impl HeightField {
     }
 
     /// Answers `query` for each ray of a batch: in AVX2 lanes where the CPU
-    /// has them, one ray at a time otherwise.
+    /// has them (compiled for AVX-512 where it has that too), one ray at a
+    /// time otherwise.
     fn batch<Q: Query>(&self, rays: &[Ray], t_max: &[f32], query: &mut Q) {
         assert_eq!(rays.len(), t_max.len(), "one t_max per ray");
         #[cfg(target_arch = "x86_64")]
-        if self.fits_lanes() && lanes::available() {
-            // SAFETY: the CPU has AVX2 and the field's indices fit in i32.
-            #[allow(unsafe_code)]
-            unsafe {
-                lanes::walk(self, rays, t_max, &self.hints(rays), query)
-            };
-            return;
+        if let Some(isa) = lanes::Isa::detect() {
+            if self.fits_lanes() {
+                // SAFETY: the CPU runs `isa` and the field's indices fit in i32.
+                #[allow(unsafe_code)]
+                unsafe {
+                    lanes::walk(isa, self, rays, t_max, &self.hints(rays), query)
+                };
+                return;
+            }
         }
         for (k, ray) in rays.iter().enumerate() {
             query.single(self, k, ray, t_max[k]);

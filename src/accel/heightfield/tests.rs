@@ -61,11 +61,50 @@ fn check_batches(field: &HeightField, rays: &[(Ray, f32)]) -> Result<(), TestCas
         prop_assert_eq!(hits[k], single, "batch, ray {:?}", ray);
         prop_assert_eq!(blocked[k], field.occluded(ray, *t), "batch, ray {:?}", ray);
     }
+    check_each_isa(field, &list, &t_max)?;
     check_lane_starts(field, &list, &t_max)?;
     // Without the first ray, the lanes' groups of eight shift and the last
     // one is partial (most lists here are multiples of eight).
     if list.len() > 1 {
         check_lane_starts(field, &list[1..], &t_max[1..])?;
+    }
+    Ok(())
+}
+
+/// Every instruction set's copy of the lanes that this CPU runs gives bit
+/// for bit what one ray at a time gives (the batch above runs only the
+/// best one).
+fn check_each_isa(field: &HeightField, rays: &[Ray], t_max: &[f32]) -> Result<(), TestCaseError> {
+    #[cfg(target_arch = "x86_64")]
+    for isa in [lanes::Isa::Avx2, lanes::Isa::Avx512] {
+        if !(isa.runs_here() && field.fits_lanes()) {
+            continue;
+        }
+        let hints = field.hints(rays);
+        let mut hits = vec![None; rays.len()];
+        let mut blocked = vec![false; rays.len()];
+        // SAFETY: the CPU runs `isa` and the field fits the lanes.
+        #[allow(unsafe_code)]
+        unsafe {
+            lanes::walk(isa, field, rays, t_max, &hints, &mut Closest(&mut hits));
+            lanes::walk(isa, field, rays, t_max, &hints, &mut Any(&mut blocked));
+        }
+        for (k, ray) in rays.iter().enumerate() {
+            prop_assert_eq!(
+                hits[k],
+                field.intersect(ray, t_max[k]),
+                "{:?}, ray {:?}",
+                isa,
+                ray
+            );
+            prop_assert_eq!(
+                blocked[k],
+                field.occluded(ray, t_max[k]),
+                "{:?}, ray {:?}",
+                isa,
+                ray
+            );
+        }
     }
     Ok(())
 }
@@ -78,7 +117,7 @@ fn check_lane_starts(
     t_max: &[f32],
 ) -> Result<(), TestCaseError> {
     #[cfg(target_arch = "x86_64")]
-    if field.fits_lanes() && lanes::available() {
+    if field.fits_lanes() && lanes::Isa::Avx2.runs_here() {
         let hints = field.hints(rays);
         // SAFETY: the CPU has AVX2 and the field fits the lanes.
         #[allow(unsafe_code)]
