@@ -3,6 +3,7 @@
 
 pub mod bvh;
 pub mod heightfield;
+pub mod isa;
 pub mod octet;
 pub mod packet;
 pub mod ray;

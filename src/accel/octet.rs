@@ -25,6 +25,7 @@
 
 use std::ops::Range;
 
+use super::isa::Isa;
 use super::ray::Ray;
 use super::wide::WideTree;
 
@@ -58,10 +59,18 @@ impl WideTree {
     ) {
         assert!(rays.len() <= OCTET && t_max.len() == rays.len());
         #[cfg(target_arch = "x86_64")]
-        if super::wide::avx() && rays.len() > 1 {
-            // SAFETY: the CPU has AVX.
+        if rays.len() > 1 {
+            // SAFETY (both): the CPU runs the copy's instruction set.
             #[allow(unsafe_code)]
-            return unsafe { avx::closest(self, rays, t_max, leaf) };
+            match Isa::best() {
+                Some(Isa::Avx512) => {
+                    return unsafe { avx::closest_avx512(self, rays, t_max, leaf) }
+                }
+                Some(Isa::Avx | Isa::Avx2) => {
+                    return unsafe { avx::closest(self, rays, t_max, leaf) }
+                }
+                None => {}
+            }
         }
         one_by_one_closest(self, rays, t_max, leaf)
     }
@@ -80,10 +89,18 @@ impl WideTree {
     ) {
         assert!(rays.len() <= OCTET && t_max.len() == rays.len() && blocked.len() == rays.len());
         #[cfg(target_arch = "x86_64")]
-        if super::wide::avx() && rays.len() > 1 {
-            // SAFETY: the CPU has AVX.
+        if rays.len() > 1 {
+            // SAFETY (both): the CPU runs the copy's instruction set.
             #[allow(unsafe_code)]
-            return unsafe { avx::any(self, rays, t_max, leaf, blocked) };
+            match Isa::best() {
+                Some(Isa::Avx512) => {
+                    return unsafe { avx::any_avx512(self, rays, t_max, leaf, blocked) }
+                }
+                Some(Isa::Avx | Isa::Avx2) => {
+                    return unsafe { avx::any(self, rays, t_max, leaf, blocked) }
+                }
+                None => {}
+            }
         }
         one_by_one_any(self, rays, t_max, leaf, blocked)
     }
@@ -275,157 +292,166 @@ mod avx {
         out[k]
     }
 
-    /// [`WideTree::closest_octet`] with AVX.
-    #[target_feature(enable = "avx")]
-    pub(super) fn closest(
-        tree: &WideTree,
-        rays: &[Ray],
-        t_max: &[f32],
-        mut leaf: impl FnMut(u32, Range<usize>, &mut [f32; OCTET]),
-    ) {
-        let Some(r) = Lanes::new(rays) else {
-            return one_by_one_closest(tree, rays, t_max, leaf);
-        };
-        // Lanes past the rays get a limit no box is entered by.
-        let mut t_best = lane_limits(t_max);
-        let limit = |t_best: &[f32; OCTET]| {
-            // SAFETY: `t_best` holds eight f32.
-            let t = unsafe { _mm256_loadu_ps(t_best.as_ptr()) };
-            _mm256_mul_ps(t, _mm256_set1_ps(CULL_SLACK))
-        };
-        let mut stack: ArrayVec<Entry, STACK> = ArrayVec::new();
-        let (mut first, mut count, mut active) = (0u32, 0u32, r.live);
-        loop {
-            if count == 0 {
-                let n = &tree.nodes[first as usize];
-                // SAFETY: this function runs only where the CPU has AVX.
-                let (t, rays) = unsafe { r.enter(n, limit(&t_best)) };
-                let base = stack.len();
-                let mut children = entered_children(&rays, active);
-                while children != 0 {
-                    let c = children.trailing_zeros() as usize;
-                    children &= children - 1;
-                    let entered = rays[c] & active;
-                    let entry = Entry {
-                        t: t[c],
-                        first: n.first[c],
-                        count: n.count[c],
-                        rays: entered,
-                        // SAFETY: this function runs only where the CPU has AVX.
-                        key: unsafe { lane(t[c], entered.trailing_zeros() as usize) },
-                    };
-                    // Insertion: keep stack[base..] sorted by decreasing key.
-                    stack.push(entry);
-                    let mut k = stack.len() - 1;
-                    while k > base && stack[k - 1].key < entry.key {
-                        stack[k] = stack[k - 1];
-                        k -= 1;
-                    }
-                    stack[k] = entry;
-                }
-            } else {
-                leaf(
-                    active,
-                    first as usize..(first + count) as usize,
-                    &mut t_best,
-                );
-            }
-            // The nearest entry some ray still reaches.
-            loop {
-                let Some(e) = stack.pop() else {
-                    return;
+    /// The octet traversals, compiled for one instruction set: written once,
+    /// stamped out for each ([`crate::accel::isa`]).
+    macro_rules! traversals {
+        ($closest:ident, $any:ident, $features:literal) => {
+            /// [`WideTree::closest_octet`] compiled for `$features`.
+            #[target_feature(enable = $features)]
+            pub(super) fn $closest(
+                tree: &WideTree,
+                rays: &[Ray],
+                t_max: &[f32],
+                mut leaf: impl FnMut(u32, Range<usize>, &mut [f32; OCTET]),
+            ) {
+                let Some(r) = Lanes::new(rays) else {
+                    return one_by_one_closest(tree, rays, t_max, leaf);
                 };
-                let reach = _mm256_cmp_ps::<_CMP_LE_OQ>(e.t, limit(&t_best));
-                let still = e.rays & _mm256_movemask_ps(reach) as u32;
-                if still == 0 {
-                    continue;
-                }
-                if e.count > 0 || still.count_ones() > ALONE {
-                    (first, count, active) = (e.first, e.count, still);
-                    break;
-                }
-                // Few rays left in this subtree: one by one.
-                for k in rays_of(still) {
-                    let t_start = t_best[k];
-                    tree.closest_with::<true>(e.first, &rays[k], t_start, |range, t| {
-                        t_best[k] = *t;
-                        leaf(1 << k, range, &mut t_best);
-                        *t = t_best[k];
-                    });
+                // Lanes past the rays get a limit no box is entered by.
+                let mut t_best = lane_limits(t_max);
+                let limit = |t_best: &[f32; OCTET]| {
+                    // SAFETY: `t_best` holds eight f32.
+                    let t = unsafe { _mm256_loadu_ps(t_best.as_ptr()) };
+                    _mm256_mul_ps(t, _mm256_set1_ps(CULL_SLACK))
+                };
+                let mut stack: ArrayVec<Entry, STACK> = ArrayVec::new();
+                let (mut first, mut count, mut active) = (0u32, 0u32, r.live);
+                loop {
+                    if count == 0 {
+                        let n = &tree.nodes[first as usize];
+                        // SAFETY: this function runs only where the CPU has AVX.
+                        let (t, rays) = unsafe { r.enter(n, limit(&t_best)) };
+                        let base = stack.len();
+                        let mut children = entered_children(&rays, active);
+                        while children != 0 {
+                            let c = children.trailing_zeros() as usize;
+                            children &= children - 1;
+                            let entered = rays[c] & active;
+                            let entry = Entry {
+                                t: t[c],
+                                first: n.first[c],
+                                count: n.count[c],
+                                rays: entered,
+                                // SAFETY: this function runs only where the CPU has AVX.
+                                key: unsafe { lane(t[c], entered.trailing_zeros() as usize) },
+                            };
+                            // Insertion: keep stack[base..] sorted by decreasing key.
+                            stack.push(entry);
+                            let mut k = stack.len() - 1;
+                            while k > base && stack[k - 1].key < entry.key {
+                                stack[k] = stack[k - 1];
+                                k -= 1;
+                            }
+                            stack[k] = entry;
+                        }
+                    } else {
+                        leaf(
+                            active,
+                            first as usize..(first + count) as usize,
+                            &mut t_best,
+                        );
+                    }
+                    // The nearest entry some ray still reaches.
+                    loop {
+                        let Some(e) = stack.pop() else {
+                            return;
+                        };
+                        let reach = _mm256_cmp_ps::<_CMP_LE_OQ>(e.t, limit(&t_best));
+                        let still = e.rays & _mm256_movemask_ps(reach) as u32;
+                        if still == 0 {
+                            continue;
+                        }
+                        if e.count > 0 || still.count_ones() > ALONE {
+                            (first, count, active) = (e.first, e.count, still);
+                            break;
+                        }
+                        // Few rays left in this subtree: one by one.
+                        for k in rays_of(still) {
+                            let t_start = t_best[k];
+                            tree.closest_with::<true>(e.first, &rays[k], t_start, |range, t| {
+                                t_best[k] = *t;
+                                leaf(1 << k, range, &mut t_best);
+                                *t = t_best[k];
+                            });
+                        }
+                    }
                 }
             }
-        }
+
+            /// [`WideTree::any_octet`] compiled for `$features`.
+            #[target_feature(enable = $features)]
+            pub(super) fn $any(
+                tree: &WideTree,
+                rays: &[Ray],
+                t_max: &[f32],
+                mut leaf: impl FnMut(u32, Range<usize>) -> u32,
+                blocked: &mut [bool],
+            ) {
+                let Some(r) = Lanes::new(rays) else {
+                    return one_by_one_any(tree, rays, t_max, leaf, blocked);
+                };
+                let limits = lane_limits(t_max);
+                // SAFETY: `limits` holds eight f32.
+                let t_limit = unsafe { _mm256_loadu_ps(limits.as_ptr()) };
+                let t_limit = _mm256_mul_ps(t_limit, _mm256_set1_ps(CULL_SLACK));
+                blocked.fill(false);
+                // Rays with no hit yet.
+                let mut open = r.live;
+                let mut stack: ArrayVec<(u32, u32), STACK> = ArrayVec::new();
+                stack.push((0, open));
+                while let Some((node, entered)) = stack.pop() {
+                    let active = entered & open;
+                    if active == 0 {
+                        continue;
+                    }
+                    if active.count_ones() <= ALONE {
+                        // Few rays left in this subtree: one by one.
+                        for k in rays_of(active) {
+                            let one = 1 << k;
+                            if tree.any_with::<true>(node, &rays[k], t_max[k], |range| {
+                                leaf(one, range) != 0
+                            }) {
+                                blocked[k] = true;
+                                open &= !one;
+                            }
+                        }
+                        if open == 0 {
+                            return;
+                        }
+                        continue;
+                    }
+                    let n = &tree.nodes[node as usize];
+                    // SAFETY: this function runs only where the CPU has AVX.
+                    let (_, rays) = unsafe { r.enter(n, t_limit) };
+                    let mut children = entered_children(&rays, active);
+                    while children != 0 {
+                        let c = children.trailing_zeros() as usize;
+                        children &= children - 1;
+                        let entered = rays[c] & active & open;
+                        if entered == 0 {
+                            continue;
+                        }
+                        if n.count[c] == 0 {
+                            stack.push((n.first[c], entered));
+                            continue;
+                        }
+                        let range = n.first[c] as usize..(n.first[c] + n.count[c]) as usize;
+                        let hit = leaf(entered, range) & entered;
+                        for k in rays_of(hit) {
+                            blocked[k] = true;
+                        }
+                        open &= !hit;
+                        if open == 0 {
+                            return;
+                        }
+                    }
+                }
+            }
+        };
     }
 
-    /// [`WideTree::any_octet`] with AVX.
-    #[target_feature(enable = "avx")]
-    pub(super) fn any(
-        tree: &WideTree,
-        rays: &[Ray],
-        t_max: &[f32],
-        mut leaf: impl FnMut(u32, Range<usize>) -> u32,
-        blocked: &mut [bool],
-    ) {
-        let Some(r) = Lanes::new(rays) else {
-            return one_by_one_any(tree, rays, t_max, leaf, blocked);
-        };
-        let limits = lane_limits(t_max);
-        // SAFETY: `limits` holds eight f32.
-        let t_limit = unsafe { _mm256_loadu_ps(limits.as_ptr()) };
-        let t_limit = _mm256_mul_ps(t_limit, _mm256_set1_ps(CULL_SLACK));
-        blocked.fill(false);
-        // Rays with no hit yet.
-        let mut open = r.live;
-        let mut stack: ArrayVec<(u32, u32), STACK> = ArrayVec::new();
-        stack.push((0, open));
-        while let Some((node, entered)) = stack.pop() {
-            let active = entered & open;
-            if active == 0 {
-                continue;
-            }
-            if active.count_ones() <= ALONE {
-                // Few rays left in this subtree: one by one.
-                for k in rays_of(active) {
-                    let one = 1 << k;
-                    if tree
-                        .any_with::<true>(node, &rays[k], t_max[k], |range| leaf(one, range) != 0)
-                    {
-                        blocked[k] = true;
-                        open &= !one;
-                    }
-                }
-                if open == 0 {
-                    return;
-                }
-                continue;
-            }
-            let n = &tree.nodes[node as usize];
-            // SAFETY: this function runs only where the CPU has AVX.
-            let (_, rays) = unsafe { r.enter(n, t_limit) };
-            let mut children = entered_children(&rays, active);
-            while children != 0 {
-                let c = children.trailing_zeros() as usize;
-                children &= children - 1;
-                let entered = rays[c] & active & open;
-                if entered == 0 {
-                    continue;
-                }
-                if n.count[c] == 0 {
-                    stack.push((n.first[c], entered));
-                    continue;
-                }
-                let range = n.first[c] as usize..(n.first[c] + n.count[c]) as usize;
-                let hit = leaf(entered, range) & entered;
-                for k in rays_of(hit) {
-                    blocked[k] = true;
-                }
-                open &= !hit;
-                if open == 0 {
-                    return;
-                }
-            }
-        }
-    }
+    traversals!(closest, any, "avx");
+    traversals!(closest_avx512, any_avx512, "avx,avx2,avx512f,avx512vl");
 }
 
 #[cfg(test)]
@@ -434,29 +460,40 @@ mod tests {
     use proptest::prelude::*;
 
     use crate::accel::bvh::tests::{ray_strategy, soup};
+    use crate::accel::isa::{caps_here, with_cap};
     use crate::accel::{Bvh, Ray};
     use crate::mesh::TriangleMesh;
 
     /// Checks that the batch calls give, ray by ray and bit for bit, what
-    /// the one-ray calls give; returns how many rays hit.
+    /// the one-ray calls give, with every compiled copy of the traversals
+    /// this CPU runs, and that every copy gives what the scalar one-ray
+    /// calls give; returns how many rays hit.
     fn batch_matches_one_by_one(bvh: &Bvh, rays: &[Ray], t_max: &[f32]) -> usize {
-        let mut hits = vec![None; rays.len()];
-        bvh.intersect_batch(rays, t_max, &mut hits);
-        let mut blocked = vec![true; rays.len()];
-        bvh.occluded_batch(rays, t_max, &mut blocked);
         let bits = |h: Option<crate::accel::Hit>| {
             h.map(|h| (h.t.to_bits(), h.u.to_bits(), h.v.to_bits(), h.triangle))
         };
-        for (k, ray) in rays.iter().enumerate() {
-            let one = bvh.intersect(ray, t_max[k]);
-            assert_eq!(bits(hits[k]), bits(one), "closest hit of ray {k}");
-            assert_eq!(
-                blocked[k],
-                bvh.occluded(ray, t_max[k]),
-                "occlusion of ray {k}"
-            );
+        let one_by_one = || -> Vec<_> {
+            rays.iter()
+                .zip(t_max)
+                .map(|(ray, &t)| (bits(bvh.intersect(ray, t)), bvh.occluded(ray, t)))
+                .collect()
+        };
+        let scalar = with_cap(None, one_by_one);
+        for cap in caps_here() {
+            let (hits, blocked, one) = with_cap(cap, || {
+                let mut hits = vec![None; rays.len()];
+                bvh.intersect_batch(rays, t_max, &mut hits);
+                let mut blocked = vec![true; rays.len()];
+                bvh.occluded_batch(rays, t_max, &mut blocked);
+                (hits, blocked, one_by_one())
+            });
+            for k in 0..rays.len() {
+                assert_eq!(one[k], scalar[k], "{cap:?}: ray {k} alone");
+                assert_eq!(bits(hits[k]), one[k].0, "{cap:?}: closest hit of ray {k}");
+                assert_eq!(blocked[k], one[k].1, "{cap:?}: occlusion of ray {k}");
+            }
         }
-        hits.iter().filter(|h| h.is_some()).count()
+        scalar.iter().filter(|(h, _)| h.is_some()).count()
     }
 
     fn terrain() -> TriangleMesh {

@@ -21,6 +21,7 @@ use arrayvec::ArrayVec;
 use glam::Vec4;
 
 use super::bvh::Node;
+use super::isa::Isa;
 use super::ray::{Aabb, Ray, CULL_SLACK, ROBUST_FAR};
 
 /// Groups of four children a node tests with one `Vec4` per coordinate.
@@ -199,9 +200,11 @@ impl WideTree {
     #[inline(always)]
     pub fn closest(&self, ray: &Ray, t_max: f32, leaf: impl FnMut(Range<usize>, &mut f32)) {
         #[cfg(target_arch = "x86_64")]
-        if avx() {
-            // SAFETY: the CPU has AVX.
-            return unsafe { self.closest_avx(ray, t_max, leaf) };
+        match Isa::best() {
+            // SAFETY (both): the CPU runs the copy's instruction set.
+            Some(Isa::Avx512) => return unsafe { self.closest_avx512(ray, t_max, leaf) },
+            Some(Isa::Avx | Isa::Avx2) => return unsafe { self.closest_avx(ray, t_max, leaf) },
+            None => {}
         }
         self.closest_with::<false>(0, ray, t_max, leaf)
     }
@@ -215,6 +218,23 @@ impl WideTree {
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx")]
     unsafe fn closest_avx(&self, ray: &Ray, t_max: f32, leaf: impl FnMut(Range<usize>, &mut f32)) {
+        self.closest_with::<true>(0, ray, t_max, leaf)
+    }
+
+    /// [`WideTree::closest`] compiled for AVX-512 ([`Isa::Avx512`]).
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support AVX2, AVX-512 F and VL.
+    #[allow(unsafe_code)]
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx,avx2,avx512f,avx512vl")]
+    unsafe fn closest_avx512(
+        &self,
+        ray: &Ray,
+        t_max: f32,
+        leaf: impl FnMut(Range<usize>, &mut f32),
+    ) {
         self.closest_with::<true>(0, ray, t_max, leaf)
     }
 
@@ -284,9 +304,11 @@ impl WideTree {
     #[inline(always)]
     pub fn any(&self, ray: &Ray, t_max: f32, leaf: impl FnMut(Range<usize>) -> bool) -> bool {
         #[cfg(target_arch = "x86_64")]
-        if avx() {
-            // SAFETY: the CPU has AVX.
-            return unsafe { self.any_avx(ray, t_max, leaf) };
+        match Isa::best() {
+            // SAFETY (both): the CPU runs the copy's instruction set.
+            Some(Isa::Avx512) => return unsafe { self.any_avx512(ray, t_max, leaf) },
+            Some(Isa::Avx | Isa::Avx2) => return unsafe { self.any_avx(ray, t_max, leaf) },
+            None => {}
         }
         self.any_with::<false>(0, ray, t_max, leaf)
     }
@@ -300,6 +322,23 @@ impl WideTree {
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx")]
     unsafe fn any_avx(
+        &self,
+        ray: &Ray,
+        t_max: f32,
+        leaf: impl FnMut(Range<usize>) -> bool,
+    ) -> bool {
+        self.any_with::<true>(0, ray, t_max, leaf)
+    }
+
+    /// [`WideTree::any`] compiled for AVX-512 ([`Isa::Avx512`]).
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support AVX2, AVX-512 F and VL.
+    #[allow(unsafe_code)]
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx,avx2,avx512f,avx512vl")]
+    unsafe fn any_avx512(
         &self,
         ray: &Ray,
         t_max: f32,
@@ -340,13 +379,6 @@ impl WideTree {
         }
         false
     }
-}
-
-/// Whether this CPU has AVX (the answer is cached by the standard library).
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-pub(super) fn avx() -> bool {
-    is_x86_feature_detected!("avx")
 }
 
 /// [`WideTree::enter`] in one 8-wide group: each lane computes what the
@@ -486,7 +518,7 @@ mod tests {
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn avx_boxes_match_the_groups_of_four() {
-        if !avx() {
+        if !Isa::Avx.runs_here() {
             return;
         }
         let mesh = crate::terrain::TerrainGrid::diamond_square(40, 40, 8.0, 4, [20.0, 20.0])

@@ -35,6 +35,7 @@ use std::arch::x86_64::*;
 
 use super::{HeightField, Hint, Query, Start};
 use crate::accel::bvh::Hit;
+use crate::accel::isa::Isa;
 use crate::accel::ray::{Ray, CULL_SLACK, ROBUST_FAR};
 
 /// The grid lines of one axis as [`crate::terrain::TerrainGrid::position`]
@@ -395,38 +396,10 @@ pub(super) unsafe fn starts(
         .collect()
 }
 
-/// The instruction sets the lanes are compiled for: the same code (AVX2
-/// intrinsics on eight lanes), which on a CPU with AVX-512 the compiler may
-/// encode with its 32 registers and mask registers (fewer spills, blends
-/// in one step). Both give the same bits: no operation changes, only how
-/// it is encoded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Isa {
-    Avx2,
-    Avx512,
-}
-
-impl Isa {
-    /// The best this CPU runs, or None when it lacks AVX2.
-    pub(super) fn detect() -> Option<Isa> {
-        if Isa::Avx512.runs_here() {
-            Some(Isa::Avx512)
-        } else {
-            Isa::Avx2.runs_here().then_some(Isa::Avx2)
-        }
-    }
-
-    /// Whether this CPU runs code compiled for `self`.
-    pub(super) fn runs_here(self) -> bool {
-        match self {
-            Isa::Avx2 => is_x86_feature_detected!("avx2"),
-            Isa::Avx512 => {
-                is_x86_feature_detected!("avx2")
-                    && is_x86_feature_detected!("avx512f")
-                    && is_x86_feature_detected!("avx512vl")
-            }
-        }
-    }
+/// Whether this CPU runs the lanes, and which copy: the best instruction
+/// set it has, if that is AVX2 or more.
+pub(super) fn isa() -> Option<Isa> {
+    Isa::best().filter(|&isa| isa >= Isa::Avx2)
 }
 
 /// The walk state of eight lanes, one array per quantity.
@@ -488,7 +461,8 @@ pub(super) const LANE_LEVELS: u32 = 16;
 ///
 /// # Safety
 ///
-/// The CPU must run `isa` ([`Isa::runs_here`]) and the field's sample and
+/// `isa` must be AVX2 or more and the CPU must run it ([`isa`]), and the
+/// field's sample and
 /// range counts must fit in an `i32` and it must have at most
 /// [`LANE_LEVELS`] levels ([`HeightField::fits_lanes`]).
 pub(super) unsafe fn walk<Q: Query>(
@@ -500,8 +474,8 @@ pub(super) unsafe fn walk<Q: Query>(
     query: &mut Q,
 ) {
     match isa {
-        Isa::Avx2 => walk_avx2(field, rays, t_max, hints, query),
         Isa::Avx512 => walk_avx512(field, rays, t_max, hints, query),
+        Isa::Avx | Isa::Avx2 => walk_avx2(field, rays, t_max, hints, query),
     }
 }
 

@@ -399,7 +399,7 @@ impl HeightField {
     fn batch<Q: Query>(&self, rays: &[Ray], t_max: &[f32], query: &mut Q) {
         assert_eq!(rays.len(), t_max.len(), "one t_max per ray");
         #[cfg(target_arch = "x86_64")]
-        if let Some(isa) = lanes::Isa::detect() {
+        if let Some(isa) = lanes::isa() {
             if self.fits_lanes() {
                 // SAFETY: the CPU runs `isa` and the field's indices fit in i32.
                 #[allow(unsafe_code)]

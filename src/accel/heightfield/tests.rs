@@ -71,37 +71,31 @@ fn check_batches(field: &HeightField, rays: &[(Ray, f32)]) -> Result<(), TestCas
     Ok(())
 }
 
-/// Every instruction set's copy of the lanes that this CPU runs gives bit
-/// for bit what one ray at a time gives (the batch above runs only the
-/// best one).
+/// Every copy of the lanes that this CPU runs (and the scalar path) gives
+/// bit for bit what one ray at a time gives (the batch above runs only the
+/// best copy).
 fn check_each_isa(field: &HeightField, rays: &[Ray], t_max: &[f32]) -> Result<(), TestCaseError> {
-    #[cfg(target_arch = "x86_64")]
-    for isa in [lanes::Isa::Avx2, lanes::Isa::Avx512] {
-        if !(isa.runs_here() && field.fits_lanes()) {
-            continue;
-        }
-        let hints = field.hints(rays);
-        let mut hits = vec![None; rays.len()];
-        let mut blocked = vec![false; rays.len()];
-        // SAFETY: the CPU runs `isa` and the field fits the lanes.
-        #[allow(unsafe_code)]
-        unsafe {
-            lanes::walk(isa, field, rays, t_max, &hints, &mut Closest(&mut hits));
-            lanes::walk(isa, field, rays, t_max, &hints, &mut Any(&mut blocked));
-        }
+    for cap in crate::accel::isa::caps_here() {
+        let (hits, blocked) = crate::accel::isa::with_cap(cap, || {
+            let mut hits = vec![None; rays.len()];
+            field.intersect_batch(rays, t_max, &mut hits);
+            let mut blocked = vec![false; rays.len()];
+            field.occluded_batch(rays, t_max, &mut blocked);
+            (hits, blocked)
+        });
         for (k, ray) in rays.iter().enumerate() {
             prop_assert_eq!(
                 hits[k],
                 field.intersect(ray, t_max[k]),
                 "{:?}, ray {:?}",
-                isa,
+                cap,
                 ray
             );
             prop_assert_eq!(
                 blocked[k],
                 field.occluded(ray, t_max[k]),
                 "{:?}, ray {:?}",
-                isa,
+                cap,
                 ray
             );
         }
@@ -117,7 +111,7 @@ fn check_lane_starts(
     t_max: &[f32],
 ) -> Result<(), TestCaseError> {
     #[cfg(target_arch = "x86_64")]
-    if field.fits_lanes() && lanes::Isa::Avx2.runs_here() {
+    if field.fits_lanes() && lanes::isa().is_some() {
         let hints = field.hints(rays);
         // SAFETY: the CPU has AVX2 and the field fits the lanes.
         #[allow(unsafe_code)]
