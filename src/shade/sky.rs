@@ -283,6 +283,12 @@ impl Sky {
                 } else {
                     horizon.lerp(*ground, (-d.y * 8.0).min(1.0))
                 };
+                // The glow scales the sun's colour: none to add without one
+                // (sky light asks so, twice a hit), and the same bits as
+                // adding its zero (glow is finite and not negative).
+                if sun_color == Vec3::ZERO {
+                    return base;
+                }
                 let c = d.dot(sun).max(0.0);
                 let c2 = c * c;
                 let c8 = c2 * c2 * c2 * c2;
@@ -330,6 +336,26 @@ mod tests {
         assert_eq!(sky.radiance(Vec3::Y, away, Vec3::ONE), Vec3::Z);
         assert_eq!(sky.radiance(Vec3::X, away, Vec3::ONE), Vec3::Y);
         assert_eq!(sky.radiance(Vec3::NEG_Y, Vec3::Y, Vec3::ONE), Vec3::X);
+    }
+
+    /// Without a sun colour the gradient has no glow, even looking into
+    /// the sun; with one, the glow peaks there.
+    #[test]
+    fn glow_follows_the_sun_colour() {
+        let sky = Sky::Gradient {
+            zenith: Vec3::new(0.2, 0.4, 0.9),
+            horizon: Vec3::new(0.7, 0.8, 0.9),
+            ground: Vec3::splat(0.3),
+            ambient: 1.0,
+        };
+        let sun = Vec3::new(1.0, 0.5, 0.0).normalize();
+        let base = Vec3::new(0.7, 0.8, 0.9).lerp(Vec3::new(0.2, 0.4, 0.9), sun.y.sqrt());
+        assert_eq!(sky.radiance(sun, sun, Vec3::ZERO), base);
+        // Into the sun, c = 1 (to rounding): glow 0.08 + 4.
+        let lit = sky.radiance(sun, sun, Vec3::ONE);
+        assert!((lit - (base + Vec3::splat((0.08 + 4.0) * 0.3))).abs().max_element() < 1e-4);
+        let away = Vec3::new(-1.0, 0.5, 0.0).normalize();
+        assert!(sky.radiance(away, sun, Vec3::ONE).x < lit.x - 1.0);
     }
 
     #[test]
