@@ -353,7 +353,12 @@ mod tests {
         assert_eq!(sky.radiance(sun, sun, Vec3::ZERO), base);
         // Into the sun, c = 1 (to rounding): glow 0.08 + 4.
         let lit = sky.radiance(sun, sun, Vec3::ONE);
-        assert!((lit - (base + Vec3::splat((0.08 + 4.0) * 0.3))).abs().max_element() < 1e-4);
+        assert!(
+            (lit - (base + Vec3::splat((0.08 + 4.0) * 0.3)))
+                .abs()
+                .max_element()
+                < 1e-4
+        );
         let away = Vec3::new(-1.0, 0.5, 0.0).normalize();
         assert!(sky.radiance(away, sun, Vec3::ONE).x < lit.x - 1.0);
     }
