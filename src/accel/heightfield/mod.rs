@@ -299,7 +299,7 @@ impl HeightField {
     /// The vertices of triangle `id`, in the mesh's order: cell (i, j) holds
     /// triangles 2(i·(W−1) + j) = (i,j)(i+1,j)(i,j+1) and the next one
     /// (i,j+1)(i+1,j)(i+1,j+1).
-    #[inline]
+    #[inline(always)]
     pub fn triangle(&self, id: u32) -> [Vec3; 3] {
         let (i, j) = self.triangle_cell(id);
         let [p00, p10, p01, p11] = self.cell_vertices(i, j);
