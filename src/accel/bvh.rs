@@ -127,7 +127,7 @@ const TRAVERSAL_COST: f32 = 1.0;
 pub enum LeafCost {
     /// One test per primitive (instances in the top level).
     PerPrimitive,
-    /// One test per leaf of up to [`MAX_LEAF`] primitives (triangles,
+    /// One test per leaf of up to `MAX_LEAF` (four) primitives (triangles,
     /// tested as one packet): the build fills leaves.
     PerPacket,
 }

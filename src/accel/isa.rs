@@ -26,7 +26,7 @@ impl Isa {
     pub const ALL: [Isa; 3] = [Isa::Avx, Isa::Avx2, Isa::Avx512];
 
     /// The best instruction set this CPU runs (None: no AVX, the kernels'
-    /// scalar paths). Under test, [`with_cap`] can lower it.
+    /// scalar paths). Under test, `with_cap` can lower it.
     #[inline(always)]
     pub fn best() -> Option<Isa> {
         #[cfg(test)]

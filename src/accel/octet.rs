@@ -296,7 +296,7 @@ mod avx {
     /// stamped out for each ([`crate::accel::isa`]).
     macro_rules! traversals {
         ($closest:ident, $any:ident, $features:literal) => {
-            /// [`WideTree::closest_octet`] compiled for `$features`.
+            #[doc = concat!("[`WideTree::closest_octet`] compiled for `", $features, "`.")]
             #[target_feature(enable = $features)]
             pub(super) fn $closest(
                 tree: &WideTree,
@@ -378,7 +378,7 @@ mod avx {
                 }
             }
 
-            /// [`WideTree::any_octet`] compiled for `$features`.
+            #[doc = concat!("[`WideTree::any_octet`] compiled for `", $features, "`.")]
             #[target_feature(enable = $features)]
             pub(super) fn $any(
                 tree: &WideTree,

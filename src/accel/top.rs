@@ -135,7 +135,7 @@ impl TopLevel {
     /// `rays[k]` within `t_max[k]`), bit for bit: the terrain's walks run as
     /// one batch ([`HeightField::intersect_batch`]), then the rays visit the
     /// other objects up to their terrain hits eight at a time (see
-    /// [`TopLevel::closest_octets`]).
+    /// `TopLevel::closest_octets`).
     pub fn intersect_batch(&self, rays: &[Ray], t_max: &[f32], hits: &mut [Option<ObjectHit>]) {
         let Some((terrain, field)) = self.terrain() else {
             hits.fill(None);
