@@ -8,6 +8,8 @@
 //! registers: fewer spills, blends in one step. No operation changes, so
 //! every copy gives the same bits; the tests run each copy the CPU has.
 
+use std::sync::OnceLock;
+
 /// An instruction set a kernel may be compiled for, in order of what each
 /// adds to the last.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -26,19 +28,19 @@ impl Isa {
     pub const ALL: [Isa; 3] = [Isa::Avx, Isa::Avx2, Isa::Avx512];
 
     /// The best instruction set this CPU runs (None: no AVX, the kernels'
-    /// scalar paths). Under test, `with_cap` can lower it.
+    /// scalar paths), found once: the traversals ask for every ray. Under
+    /// test, `with_cap` can lower it.
     #[inline(always)]
     pub fn best() -> Option<Isa> {
+        static BEST: OnceLock<Option<Isa>> = OnceLock::new();
+        let best = *BEST.get_or_init(|| Isa::ALL.into_iter().rev().find(|i| i.runs_here()));
         #[cfg(test)]
         if let Some(cap) = CAP.with(|c| c.get()) {
-            return cap.and_then(|cap| {
-                Isa::ALL
-                    .into_iter()
-                    .rev()
-                    .find(|i| *i <= cap && i.runs_here())
-            });
+            // Each set holds the ones below it, so the CPU runs the cap
+            // when it is no higher than the best.
+            return best.min(cap);
         }
-        Isa::ALL.into_iter().rev().find(|i| i.runs_here())
+        best
     }
 
     /// Whether this CPU runs code compiled for `self` (the standard
