@@ -209,35 +209,6 @@ impl WideTree {
         self.closest_with::<false>(0, ray, t_max, leaf)
     }
 
-    /// [`WideTree::closest`] compiled for AVX.
-    ///
-    /// # Safety
-    ///
-    /// The CPU must support AVX.
-    #[allow(unsafe_code)]
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx")]
-    unsafe fn closest_avx(&self, ray: &Ray, t_max: f32, leaf: impl FnMut(Range<usize>, &mut f32)) {
-        self.closest_with::<true>(0, ray, t_max, leaf)
-    }
-
-    /// [`WideTree::closest`] compiled for AVX-512 ([`Isa::Avx512`]).
-    ///
-    /// # Safety
-    ///
-    /// The CPU must support AVX2, AVX-512 F and VL.
-    #[allow(unsafe_code)]
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx,avx2,avx512f,avx512vl")]
-    unsafe fn closest_avx512(
-        &self,
-        ray: &Ray,
-        t_max: f32,
-        leaf: impl FnMut(Range<usize>, &mut f32),
-    ) {
-        self.closest_with::<true>(0, ray, t_max, leaf)
-    }
-
     /// [`WideTree::closest`] from node `root` down, its box tests in 8-wide
     /// AVX groups or not.
     #[inline(always)]
@@ -313,40 +284,6 @@ impl WideTree {
         self.any_with::<false>(0, ray, t_max, leaf)
     }
 
-    /// [`WideTree::any`] compiled for AVX.
-    ///
-    /// # Safety
-    ///
-    /// The CPU must support AVX.
-    #[allow(unsafe_code)]
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx")]
-    unsafe fn any_avx(
-        &self,
-        ray: &Ray,
-        t_max: f32,
-        leaf: impl FnMut(Range<usize>) -> bool,
-    ) -> bool {
-        self.any_with::<true>(0, ray, t_max, leaf)
-    }
-
-    /// [`WideTree::any`] compiled for AVX-512 ([`Isa::Avx512`]).
-    ///
-    /// # Safety
-    ///
-    /// The CPU must support AVX2, AVX-512 F and VL.
-    #[allow(unsafe_code)]
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx,avx2,avx512f,avx512vl")]
-    unsafe fn any_avx512(
-        &self,
-        ray: &Ray,
-        t_max: f32,
-        leaf: impl FnMut(Range<usize>) -> bool,
-    ) -> bool {
-        self.any_with::<true>(0, ray, t_max, leaf)
-    }
-
     /// [`WideTree::any`] from node `root` down, its box tests in 8-wide AVX
     /// groups or not.
     #[inline(always)]
@@ -380,6 +317,54 @@ impl WideTree {
         false
     }
 }
+
+/// The single-ray traversals compiled for one instruction set
+/// ([`crate::accel::isa`]): [`WideTree::closest_with`] and
+/// [`WideTree::any_with`] with 8-wide box tests, inlined under its
+/// features.
+#[cfg(target_arch = "x86_64")]
+macro_rules! traversals {
+    ($closest:ident, $any:ident, $features:literal) => {
+        impl WideTree {
+            #[doc = concat!("[`WideTree::closest`] compiled for `", $features, "`.")]
+            ///
+            /// # Safety
+            ///
+            /// The CPU must support those features.
+            #[allow(unsafe_code)]
+            #[target_feature(enable = $features)]
+            unsafe fn $closest(
+                &self,
+                ray: &Ray,
+                t_max: f32,
+                leaf: impl FnMut(Range<usize>, &mut f32),
+            ) {
+                self.closest_with::<true>(0, ray, t_max, leaf)
+            }
+
+            #[doc = concat!("[`WideTree::any`] compiled for `", $features, "`.")]
+            ///
+            /// # Safety
+            ///
+            /// The CPU must support those features.
+            #[allow(unsafe_code)]
+            #[target_feature(enable = $features)]
+            unsafe fn $any(
+                &self,
+                ray: &Ray,
+                t_max: f32,
+                leaf: impl FnMut(Range<usize>) -> bool,
+            ) -> bool {
+                self.any_with::<true>(0, ray, t_max, leaf)
+            }
+        }
+    };
+}
+
+#[cfg(target_arch = "x86_64")]
+traversals!(closest_avx, any_avx, "avx");
+#[cfg(target_arch = "x86_64")]
+traversals!(closest_avx512, any_avx512, "avx,avx2,avx512f,avx512vl");
 
 /// [`WideTree::enter`] in one 8-wide group: each lane computes what the
 /// 4-wide groups compute, operation for operation (the same operands in
