@@ -479,29 +479,26 @@ pub(super) unsafe fn walk<Q: Query>(
     }
 }
 
-/// [`walk`] compiled for AVX2.
-#[target_feature(enable = "avx2")]
-unsafe fn walk_avx2<Q: Query>(
-    field: &HeightField,
-    rays: &[Ray],
-    t_max: &[f32],
-    hints: &[Hint],
-    query: &mut Q,
-) {
-    walk_lanes(field, rays, t_max, hints, query)
+/// [`walk`] compiled for one instruction set: the body, inlined under its
+/// features.
+macro_rules! walk_for {
+    ($name:ident, $features:literal) => {
+        #[doc = concat!("[`walk`] compiled for `", $features, "`.")]
+        #[target_feature(enable = $features)]
+        unsafe fn $name<Q: Query>(
+            field: &HeightField,
+            rays: &[Ray],
+            t_max: &[f32],
+            hints: &[Hint],
+            query: &mut Q,
+        ) {
+            walk_lanes(field, rays, t_max, hints, query)
+        }
+    };
 }
 
-/// [`walk`] compiled for AVX-512 (F and VL) as well.
-#[target_feature(enable = "avx2,avx512f,avx512vl")]
-unsafe fn walk_avx512<Q: Query>(
-    field: &HeightField,
-    rays: &[Ray],
-    t_max: &[f32],
-    hints: &[Hint],
-    query: &mut Q,
-) {
-    walk_lanes(field, rays, t_max, hints, query)
-}
+walk_for!(walk_avx2, "avx2");
+walk_for!(walk_avx512, "avx2,avx512f,avx512vl");
 
 /// The body of [`walk`], inlined into each instruction set's copy (which
 /// then inlines the intrinsics and helpers under its own features).

@@ -399,15 +399,13 @@ impl HeightField {
     fn batch<Q: Query>(&self, rays: &[Ray], t_max: &[f32], query: &mut Q) {
         assert_eq!(rays.len(), t_max.len(), "one t_max per ray");
         #[cfg(target_arch = "x86_64")]
-        if let Some(isa) = lanes::isa() {
-            if self.fits_lanes() {
-                // SAFETY: the CPU runs `isa` and the field's indices fit in i32.
-                #[allow(unsafe_code)]
-                unsafe {
-                    lanes::walk(isa, self, rays, t_max, &self.hints(rays), query)
-                };
-                return;
-            }
+        if let Some(isa) = lanes::isa().filter(|_| self.fits_lanes()) {
+            // SAFETY: the CPU runs `isa` and the field's indices fit in i32.
+            #[allow(unsafe_code)]
+            unsafe {
+                lanes::walk(isa, self, rays, t_max, &self.hints(rays), query)
+            };
+            return;
         }
         for (k, ray) in rays.iter().enumerate() {
             query.single(self, k, ray, t_max[k]);
