@@ -183,23 +183,22 @@ mod avx {
             if rays.iter().any(|r| neg(r) != first) {
                 return None;
             }
-            let lane = |k: usize| &rays[if k < rays.len() { k } else { 0 }];
-            let gather = |f: &dyn Fn(&Ray) -> f32| {
-                let v: [f32; OCTET] = std::array::from_fn(|k| f(lane(k)));
-                // SAFETY: `v` holds eight f32.
-                unsafe { _mm256_loadu_ps(v.as_ptr()) }
-            };
+            // Origins and reciprocal directions, one array per coordinate,
+            // filled ray by ray in one pass.
+            let mut columns = [[0.0f32; OCTET]; 6];
+            for k in 0..OCTET {
+                let r = &rays[if k < rays.len() { k } else { 0 }];
+                let (o, inv) = (r.origin, r.inv_dir);
+                for (column, v) in columns.iter_mut().zip([o.x, o.y, o.z, inv.x, inv.y, inv.z]) {
+                    column[k] = v;
+                }
+            }
+            // SAFETY: each column holds eight f32.
+            let load = |c: &[f32; OCTET]| unsafe { _mm256_loadu_ps(c.as_ptr()) };
+            let [ox, oy, oz, ix, iy, iz] = &columns;
             Some(Lanes {
-                o: [
-                    gather(&|r| r.origin.x),
-                    gather(&|r| r.origin.y),
-                    gather(&|r| r.origin.z),
-                ],
-                inv: [
-                    gather(&|r| r.inv_dir.x),
-                    gather(&|r| r.inv_dir.y),
-                    gather(&|r| r.inv_dir.z),
-                ],
+                o: [load(ox), load(oy), load(oz)],
+                inv: [load(ix), load(iy), load(iz)],
                 neg: first,
                 live: (1u32 << rays.len()) - 1,
             })
