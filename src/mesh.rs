@@ -48,6 +48,33 @@ impl TriangleMesh {
             .extend(other.indices.iter().map(|t| t.map(|v| v + base)));
     }
 
+    /// Appends the mesh as Wavefront OBJ lines to `out`: `v` positions,
+    /// `vn` normals when every vertex has one, and `f` faces with the
+    /// mesh's winding (`f a//a b//b c//c` with normals), numbered from
+    /// `first` (OBJ's indices start at 1, and run on over earlier meshes
+    /// of the same file). Coordinates are Rust's shortest form that reads
+    /// back as the same `f32`.
+    pub fn write_obj(&self, out: &mut String, first: usize) {
+        use std::fmt::Write;
+        for p in &self.positions {
+            let _ = writeln!(out, "v {} {} {}", p.x, p.y, p.z);
+        }
+        let normals = self.normals.len() == self.positions.len();
+        if normals {
+            for n in &self.normals {
+                let _ = writeln!(out, "vn {} {} {}", n.x, n.y, n.z);
+            }
+        }
+        for t in &self.indices {
+            let [a, b, c] = t.map(|v| v as usize + first);
+            if normals {
+                let _ = writeln!(out, "f {a}//{a} {b}//{b} {c}//{c}");
+            } else {
+                let _ = writeln!(out, "f {a} {b} {c}");
+            }
+        }
+    }
+
     /// The unit geometric normal of triangle `t` (Vec3::Y if degenerate).
     pub fn face_normal(&self, t: usize) -> Vec3 {
         let [a, b, c] = self.indices[t].map(|v| self.positions[v as usize]);

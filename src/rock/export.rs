@@ -20,27 +20,11 @@ pub fn obj(rocks: &[TriangleMesh]) -> String {
         "# scree rocks: {} rocks, {triangles} triangles",
         rocks.len()
     );
-    let mut base = 1;
+    let mut first = 1;
     for (k, mesh) in rocks.iter().enumerate() {
         let _ = writeln!(s, "o rock_{k}");
-        for p in &mesh.positions {
-            let _ = writeln!(s, "v {} {} {}", p.x, p.y, p.z);
-        }
-        let normals = mesh.normals.len() == mesh.positions.len();
-        if normals {
-            for n in &mesh.normals {
-                let _ = writeln!(s, "vn {} {} {}", n.x, n.y, n.z);
-            }
-        }
-        for t in &mesh.indices {
-            let [a, b, c] = t.map(|v| v as usize + base);
-            if normals {
-                let _ = writeln!(s, "f {a}//{a} {b}//{b} {c}//{c}");
-            } else {
-                let _ = writeln!(s, "f {a} {b} {c}");
-            }
-        }
-        base += mesh.positions.len();
+        mesh.write_obj(&mut s, first);
+        first += mesh.positions.len();
     }
     s
 }

@@ -18,15 +18,6 @@ pub fn obj(grid: &TerrainGrid) -> String {
         grid.heights.height,
         mesh.indices.len()
     );
-    for p in &mesh.positions {
-        let _ = writeln!(s, "v {} {} {}", p.x, p.y, p.z);
-    }
-    for n in &mesh.normals {
-        let _ = writeln!(s, "vn {} {} {}", n.x, n.y, n.z);
-    }
-    for t in &mesh.indices {
-        let [a, b, c] = t.map(|v| v + 1);
-        let _ = writeln!(s, "f {a}//{a} {b}//{b} {c}//{c}");
-    }
+    mesh.write_obj(&mut s, 1);
     s
 }
