@@ -1,10 +1,10 @@
-//! Eight walks at once, one per AVX2 lane.
+//! Eight or sixteen walks at once, one per SIMD lane.
 //!
 //! The single-ray walk spends most of its time in a chain of dependent
 //! loads and branches it cannot predict (down or across, x or z): about
-//! twenty steps a ray, each waiting on the last. Here eight rays walk side
-//! by side, each in its own lane, and every step is computed for all eight
-//! with selects instead of branches: the range of the block each lane
+//! twenty steps a ray, each waiting on the last. Here eight rays (AVX2) or
+//! sixteen (AVX-512) walk side by side, each in its own lane, and every
+//! step is computed for all of them with selects instead of branches: the range of the block each lane
 //! stands in, its exit distances, the step down and the step across (and
 //! up), of which each lane keeps the one its walk takes. A lane that
 //! reaches a leaf cell its ray may hit tests the cell's two triangles in
@@ -14,8 +14,8 @@
 //! the next ray of the batch at once, so the lanes stay full until the
 //! batch runs out; where each ray starts (its interval in the field's box
 //! and its start block) is found for eight rays at a time, in the lanes
-//! too ([`Starts`]), and two groups of eight take turns, so that one's loads
-//! and divisions overlap the other's work.
+//! too ([`Starts`]), and two groups of lanes take turns, so that one's
+//! loads and divisions overlap the other's work.
 //!
 //! Every lane computes exactly what [`HeightField::walk`] and
 //! [`HeightField::closest_in_cell`] compute, with the same operations in
@@ -24,15 +24,20 @@
 //! visits the same cells and gets the same hit as on its own: the tests
 //! check this bit for bit.
 //!
-//! The walk is compiled twice from one body ([`Isa`]): for AVX2, and for
-//! CPUs with AVX-512, where the same intrinsics get 32 registers and mask
-//! registers (8–15% faster on an Intel Xeon with AVX-512, same bits).
+//! The walk is one body, generic over its lane vectors ([`Simd`]), and
+//! compiled twice ([`Isa`]): in eight AVX2 lanes, and on CPUs with
+//! AVX-512 in sixteen, whose operations are the same per lane, so both
+//! give the same bits. On an Intel Xeon with AVX-512 the sixteen lanes
+//! trace 16–48% more rays a second than the eight did there.
 //!
-//! Gathers are avoided: on this project's machines (AMD Zen 3) an 8-wide
-//! gather costs ~5 ns, more than the scalar loads it replaces.
+//! The AVX2 copy reads each lane's pair of heights with scalar 64-bit
+//! loads: on AMD Zen 3, where it runs, an 8-wide gather costs ~5 ns, more
+//! than the loads it replaces. The AVX-512 copy gathers: on the Xeon,
+//! sixteen lanes of scalar loads were 13–20% slower than the gathers.
 
 use std::arch::x86_64::*;
 
+use super::simd::{Avx2, Avx512, Simd, MAX_LANES};
 use super::{HeightField, Hint, Query, Start};
 use crate::accel::bvh::Hit;
 use crate::accel::isa::Isa;
@@ -41,38 +46,36 @@ use crate::accel::ray::{Ray, CULL_SLACK, ROBUST_FAR};
 /// The grid lines of one axis as [`crate::terrain::TerrainGrid::position`]
 /// places them, lane by lane: line j at (j / cells − ½) · size.
 #[derive(Clone, Copy)]
-struct Lines {
-    cells: __m256,
+struct Lines<S: Simd> {
+    cells: S::F,
     /// 1 / cells where that is exact (cells a power of two), so that the
     /// division becomes a multiplication with the same result.
-    exact_reciprocal: Option<__m256>,
-    size: __m256,
+    exact_reciprocal: Option<S::F>,
+    size: S::F,
 }
 
-impl Lines {
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    unsafe fn new(samples: usize, size: f32) -> Lines {
+impl<S: Simd> Lines<S> {
+    #[inline(always)]
+    unsafe fn new(samples: usize, size: f32) -> Lines<S> {
         let cells = samples - 1;
         Lines {
-            cells: _mm256_set1_ps(cells as f32),
+            cells: S::splat(cells as f32),
             exact_reciprocal: cells
                 .is_power_of_two()
-                .then(|| _mm256_set1_ps(1.0 / cells as f32)),
-            size: _mm256_set1_ps(size),
+                .then(|| S::splat(1.0 / cells as f32)),
+            size: S::splat(size),
         }
     }
 
     /// Line `index` of each lane.
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    unsafe fn at(self, index: __m256i) -> __m256 {
-        let j = _mm256_cvtepi32_ps(index);
+    #[inline(always)]
+    unsafe fn at(self, index: S::I) -> S::F {
+        let j = S::to_float(index);
         let fraction = match self.exact_reciprocal {
-            Some(r) => _mm256_mul_ps(j, r),
-            None => _mm256_div_ps(j, self.cells),
+            Some(r) => S::mul(j, r),
+            None => S::div(j, self.cells),
         };
-        _mm256_mul_ps(_mm256_sub_ps(fraction, _mm256_set1_ps(0.5)), self.size)
+        S::mul(S::sub(fraction, S::splat(0.5)), self.size)
     }
 }
 
@@ -201,48 +204,49 @@ impl Starts {
         // The start block: the cell a guess from the point at t gives,
         // checked against its two lines on each axis (`last`: its last
         // cell).
-        let cell = |o: __m256, d: __m256, inv: __m256, lines: &[f32], along: Lines, last: usize| {
-            let p = _mm256_add_ps(o, _mm256_mul_ps(d, t));
-            let (first, end) = (lines[0], lines[last + 1]);
-            let guess = _mm256_mul_ps(
-                _mm256_div_ps(
-                    _mm256_sub_ps(p, _mm256_set1_ps(first)),
-                    _mm256_set1_ps(end - first),
-                ),
-                _mm256_set1_ps((last + 1) as f32),
-            );
-            // As `as u32` then `min(last)`: NaN and negatives to 0.
-            let j = _mm256_cvttps_epi32(_mm256_min_ps(
-                _mm256_max_ps(guess, zero),
-                _mm256_set1_ps(last as f32),
-            ));
-            let forward = _mm256_cmp_ps::<_CMP_GT_OQ>(inv, zero);
-            let past = |line: __m256| {
-                _mm256_cmp_ps::<_CMP_GE_OQ>(t, _mm256_mul_ps(_mm256_sub_ps(line, o), inv))
+        let cell =
+            |o: __m256, d: __m256, inv: __m256, lines: &[f32], along: Lines<Avx2>, last: usize| {
+                let p = _mm256_add_ps(o, _mm256_mul_ps(d, t));
+                let (first, end) = (lines[0], lines[last + 1]);
+                let guess = _mm256_mul_ps(
+                    _mm256_div_ps(
+                        _mm256_sub_ps(p, _mm256_set1_ps(first)),
+                        _mm256_set1_ps(end - first),
+                    ),
+                    _mm256_set1_ps((last + 1) as f32),
+                );
+                // As `as u32` then `min(last)`: NaN and negatives to 0.
+                let j = _mm256_cvttps_epi32(_mm256_min_ps(
+                    _mm256_max_ps(guess, zero),
+                    _mm256_set1_ps(last as f32),
+                ));
+                let forward = _mm256_cmp_ps::<_CMP_GT_OQ>(inv, zero);
+                let past = |line: __m256| {
+                    _mm256_cmp_ps::<_CMP_GE_OQ>(t, _mm256_mul_ps(_mm256_sub_ps(line, o), inv))
+                };
+                let one = _mm256_set1_epi32(1);
+                let low = past(along.at(j));
+                let high = past(along.at(_mm256_add_epi32(j, one)));
+                let at_first = _mm256_castsi256_ps(_mm256_cmpeq_epi32(j, _mm256_setzero_si256()));
+                let at_last =
+                    _mm256_castsi256_ps(_mm256_cmpeq_epi32(j, _mm256_set1_epi32(last as i32)));
+                // Past the low line the way the ray goes, and not the high one.
+                let low_ok = _mm256_or_ps(
+                    at_first,
+                    _mm256_xor_ps(
+                        _mm256_xor_ps(low, forward),
+                        _mm256_castsi256_ps(_mm256_set1_epi32(-1)),
+                    ),
+                );
+                let high_ok = _mm256_or_ps(at_last, _mm256_xor_ps(high, forward));
+                (j, _mm256_movemask_ps(_mm256_and_ps(low_ok, high_ok)) as u32)
             };
-            let one = _mm256_set1_epi32(1);
-            let low = past(along.at(j));
-            let high = past(along.at(_mm256_add_epi32(j, one)));
-            let at_first = _mm256_castsi256_ps(_mm256_cmpeq_epi32(j, _mm256_setzero_si256()));
-            let at_last =
-                _mm256_castsi256_ps(_mm256_cmpeq_epi32(j, _mm256_set1_epi32(last as i32)));
-            // Past the low line the way the ray goes, and not the high one.
-            let low_ok = _mm256_or_ps(
-                at_first,
-                _mm256_xor_ps(
-                    _mm256_xor_ps(low, forward),
-                    _mm256_castsi256_ps(_mm256_set1_epi32(-1)),
-                ),
-            );
-            let high_ok = _mm256_or_ps(at_last, _mm256_xor_ps(high, forward));
-            (j, _mm256_movemask_ps(_mm256_and_ps(low_ok, high_ok)) as u32)
-        };
         let (j, j_ok) = cell(
             ox,
             dx,
             inv_x,
             &field.xs,
-            Lines::new(field.cols, field.size[0]),
+            Lines::<Avx2>::new(field.cols, field.size[0]),
             field.cols - 2,
         );
         let (i, i_ok) = cell(
@@ -250,18 +254,18 @@ impl Starts {
             dz,
             inv_z,
             &field.zs,
-            Lines::new(field.rows, field.size[1]),
+            Lines::<Avx2>::new(field.rows, field.size[1]),
             field.rows - 2,
         );
         let at_top = _mm256_cmpeq_epi32(level, top);
         let block = |index: __m256i| _mm256_andnot_si256(at_top, _mm256_srlv_epi32(index, level));
 
-        store(&mut self.t, t);
-        store(&mut self.t_leave, t_leave);
-        store(&mut self.eps, eps);
-        store_i(&mut self.level, level);
-        store_i(&mut self.bi, block(i));
-        store_i(&mut self.bj, block(j));
+        Avx2::store(self.t.as_mut_ptr(), t);
+        Avx2::store(self.t_leave.as_mut_ptr(), t_leave);
+        Avx2::store(self.eps.as_mut_ptr(), eps);
+        Avx2::store_i(self.level.as_mut_ptr(), level);
+        Avx2::store_i(self.bi.as_mut_ptr(), block(i));
+        Avx2::store_i(self.bj.as_mut_ptr(), block(j));
         let lanes = (1u32 << count) - 1;
         self.miss = !(_mm256_movemask_ps(inside) as u32) & lanes;
         self.alone = 0;
@@ -402,54 +406,55 @@ pub(super) fn isa() -> Option<Isa> {
     Isa::best().filter(|&isa| isa >= Isa::Avx2)
 }
 
-/// The walk state of eight lanes, one array per quantity.
-#[repr(C, align(32))]
+/// The walk state of up to [`MAX_LANES`] lanes, one array per quantity
+/// (a vector of `S::LANES` lanes reads the first `S::LANES` of each).
+#[repr(C, align(64))]
 #[derive(Default)]
 struct State {
-    ox: [f32; 8],
-    oy: [f32; 8],
-    oz: [f32; 8],
-    dy: [f32; 8],
-    inv_x: [f32; 8],
-    inv_z: [f32; 8],
-    t_leave: [f32; 8],
-    eps: [f32; 8],
+    ox: [f32; MAX_LANES],
+    oy: [f32; MAX_LANES],
+    oz: [f32; MAX_LANES],
+    dy: [f32; MAX_LANES],
+    inv_x: [f32; MAX_LANES],
+    inv_z: [f32; MAX_LANES],
+    t_leave: [f32; MAX_LANES],
+    eps: [f32; MAX_LANES],
     /// Where the lane entered its current block.
-    t: [f32; 8],
-    t_best: [f32; 8],
-    level: [i32; 8],
-    bi: [i32; 8],
-    bj: [i32; 8],
+    t: [f32; MAX_LANES],
+    t_best: [f32; MAX_LANES],
+    level: [i32; MAX_LANES],
+    bi: [i32; MAX_LANES],
+    bj: [i32; MAX_LANES],
     /// Index of the lane's ray in the batch; −1 for an empty lane.
-    ray: [i32; 8],
+    ray: [i32; MAX_LANES],
     /// All ones where the ray travels toward +x (+z), else zero.
-    fwd_x: [i32; 8],
-    fwd_z: [i32; 8],
+    fwd_x: [i32; MAX_LANES],
+    fwd_z: [i32; MAX_LANES],
     /// All ones where the ray does not climb.
-    descending: [i32; 8],
+    descending: [i32; MAX_LANES],
     /// The watertight test's shear, and its dominant axis as masks (all
     /// ones where it is x, where it is y; z otherwise).
-    sx: [f32; 8],
-    sy: [f32; 8],
-    sz: [f32; 8],
-    kz_x: [i32; 8],
-    kz_y: [i32; 8],
+    sx: [f32; MAX_LANES],
+    sy: [f32; MAX_LANES],
+    sz: [f32; MAX_LANES],
+    kz_x: [i32; MAX_LANES],
+    kz_y: [i32; MAX_LANES],
     /// The best hit so far (its t is `t_best`): barycentrics and triangle,
     /// `NO_HIT` for none.
-    best_u: [f32; 8],
-    best_v: [f32; 8],
-    best_triangle: [i32; 8],
+    best_u: [f32; MAX_LANES],
+    best_v: [f32; MAX_LANES],
+    best_triangle: [i32; MAX_LANES],
 }
 
 /// `best_triangle` of a lane without a hit: above every triangle index, so
 /// that any hit beats it (as any hit beats `None` in [`Hit::beats`]).
 const NO_HIT: i32 = i32::MAX;
 
-/// Groups of eight lanes walked in turn.
+/// Groups of lanes walked in turn.
 const GROUPS: usize = 2;
 
 /// Levels the lanes handle: the start of each level in the range array
-/// is looked up with two 8-entry permutes.
+/// is looked up in a 16-entry table.
 pub(super) const LANE_LEVELS: u32 = 16;
 
 /// Answers `query` for every ray of `rays` (with its own `t_max`) as
@@ -462,9 +467,8 @@ pub(super) const LANE_LEVELS: u32 = 16;
 /// # Safety
 ///
 /// `isa` must be AVX2 or more and the CPU must run it ([`isa`]), and the
-/// field's sample and
-/// range counts must fit in an `i32` and it must have at most
-/// [`LANE_LEVELS`] levels ([`HeightField::fits_lanes`]).
+/// field's sample and range counts must fit in an `i32` and it must have
+/// at most [`LANE_LEVELS`] levels ([`HeightField::fits_lanes`]).
 pub(super) unsafe fn walk<Q: Query>(
     isa: Isa,
     field: &HeightField,
@@ -479,11 +483,11 @@ pub(super) unsafe fn walk<Q: Query>(
     }
 }
 
-/// [`walk`] compiled for one instruction set: the body, inlined under its
-/// features.
+/// [`walk`] compiled for one instruction set and its lane vectors: the
+/// body, inlined under the set's features.
 macro_rules! walk_for {
-    ($name:ident, $features:literal) => {
-        #[doc = concat!("[`walk`] compiled for `", $features, "`.")]
+    ($name:ident, $simd:ty, $features:literal) => {
+        #[doc = concat!("[`walk`] in `", stringify!($simd), "` lanes, compiled for `", $features, "`.")]
         #[target_feature(enable = $features)]
         unsafe fn $name<Q: Query>(
             field: &HeightField,
@@ -492,52 +496,45 @@ macro_rules! walk_for {
             hints: &[Hint],
             query: &mut Q,
         ) {
-            walk_lanes(field, rays, t_max, hints, query)
+            walk_lanes::<$simd, Q>(field, rays, t_max, hints, query)
         }
     };
 }
 
-walk_for!(walk_avx2, "avx2");
-walk_for!(walk_avx512, "avx2,avx512f,avx512vl");
+walk_for!(walk_avx2, Avx2, "avx2");
+walk_for!(walk_avx512, Avx512, "avx2,avx512f,avx512vl");
 
-/// The body of [`walk`], inlined into each instruction set's copy (which
-/// then inlines the intrinsics and helpers under its own features).
+/// The body of [`walk`] in `S`'s lanes, inlined into each instruction
+/// set's copy (which then inlines the lane operations under its own
+/// features).
 #[inline(always)]
-unsafe fn walk_lanes<Q: Query>(
+unsafe fn walk_lanes<S: Simd, Q: Query>(
     field: &HeightField,
     rays: &[Ray],
     t_max: &[f32],
     hints: &[Hint],
     query: &mut Q,
 ) {
+    let lanes = S::LANES;
     let mut base = [0i32; LANE_LEVELS as usize];
     for (b, &l) in base.iter_mut().zip(&field.level_base) {
         *b = l as i32;
     }
-    let base_low = _mm256_loadu_si256(base.as_ptr() as *const __m256i);
-    let base_high = _mm256_loadu_si256(base[8..].as_ptr() as *const __m256i);
-    let seven = _mm256_set1_epi32(7);
-    // Start of `level` in the range array.
-    let level_base = |level: __m256i| {
-        let low = _mm256_permutevar8x32_epi32(base_low, level);
-        let high = _mm256_permutevar8x32_epi32(base_high, _mm256_and_si256(level, seven));
-        _mm256_blendv_epi8(low, high, _mm256_cmpgt_epi32(level, seven))
-    };
     // Blocks of `level` along x and z: ⌈cells / 2ᵏ⌉ = ((cells − 1) >> k) + 1.
-    let cw_less = _mm256_set1_epi32(field.cols as i32 - 2);
-    let ch_less = _mm256_set1_epi32(field.rows as i32 - 2);
-    let one = _mm256_set1_epi32(1);
-    let level_cols = |level: __m256i| _mm256_add_epi32(_mm256_srlv_epi32(cw_less, level), one);
-    let level_rows = |level: __m256i| _mm256_add_epi32(_mm256_srlv_epi32(ch_less, level), one);
+    let cw_less = S::splat_i(field.cols as i32 - 2);
+    let ch_less = S::splat_i(field.rows as i32 - 2);
+    let one = S::splat_i(1);
+    let level_cols = |level: S::I| S::add_i(S::shr(cw_less, level), one);
+    let level_rows = |level: S::I| S::add_i(S::shr(ch_less, level), one);
     // Grid line coordinates as `TerrainGrid::position` computes them.
     let (x_lines, z_lines) = (
-        Lines::new(field.cols, field.size[0]),
-        Lines::new(field.rows, field.size[1]),
+        Lines::<S>::new(field.cols, field.size[0]),
+        Lines::<S>::new(field.rows, field.size[1]),
     );
-    // Two groups of eight lanes: while one waits on a load or a division,
-    // the other's independent work fills the pipeline.
+    // Groups of lanes: while one waits on a load or a division, the
+    // other's independent work fills the pipeline.
     let mut groups: [State; GROUPS] = std::array::from_fn(|_| State {
-        ray: [-1; 8],
+        ray: [-1; MAX_LANES],
         ..State::default()
     });
     let mut batch = Batch {
@@ -548,133 +545,118 @@ unsafe fn walk_lanes<Q: Query>(
         starts: Starts::new(),
     };
     for s in groups.iter_mut() {
-        for lane in 0..8 {
+        for lane in 0..lanes {
             fill(field, &mut batch, s, lane, query);
         }
     }
 
     let data = field.data.as_ptr();
-    let ranges_at = _mm256_set1_epi32(field.ranges_at as i32);
-    let cw = _mm256_set1_epi32((field.cols - 1) as i32);
-    let ch = _mm256_set1_epi32((field.rows - 1) as i32);
-    let cols = _mm256_set1_epi32(field.cols as i32);
-    let top = _mm256_set1_epi32(field.top as i32);
-    let zero = _mm256_setzero_si256();
-    let slack = _mm256_set1_ps(CULL_SLACK);
-    let robust_far = _mm256_set1_ps(ROBUST_FAR);
+    let ranges_at = S::splat_i(field.ranges_at as i32);
+    let cw = S::splat_i((field.cols - 1) as i32);
+    let ch = S::splat_i((field.rows - 1) as i32);
+    let cols = S::splat_i(field.cols as i32);
+    let top = S::splat_i(field.top as i32);
+    let zero = S::splat_i(0);
+    let slack = S::splat(CULL_SLACK);
+    let robust_far = S::splat(ROBUST_FAR);
+    let f = |v: &[f32; MAX_LANES]| S::load(v.as_ptr());
+    let i = |v: &[i32; MAX_LANES]| S::load_i(v.as_ptr());
 
     loop {
         let mut idle = 0;
         for s in groups.iter_mut() {
-            let ray = load_i(&s.ray);
-            let active = _mm256_cmpgt_epi32(ray, _mm256_set1_epi32(-1));
-            if _mm256_movemask_ps(_mm256_castsi256_ps(active)) == 0 {
+            let active = S::gt_i(i(&s.ray), S::splat_i(-1));
+            if S::bits(active) == 0 {
                 idle += 1;
                 continue;
             }
-            let (level, bi, bj) = (load_i(&s.level), load_i(&s.bi), load_i(&s.bj));
-            let (fwd_x, fwd_z) = (load_i(&s.fwd_x), load_i(&s.fwd_z));
-            let (ox, oy, oz) = (load(&s.ox), load(&s.oy), load(&s.oz));
-            let (inv_x, inv_z) = (load(&s.inv_x), load(&s.inv_z));
-            let (dy, eps, t_leave, t) = (load(&s.dy), load(&s.eps), load(&s.t_leave), load(&s.t));
+            let (level, bi, bj) = (i(&s.level), i(&s.bi), i(&s.bj));
+            let (fwd_x, fwd_z) = (S::mask_of(i(&s.fwd_x)), S::mask_of(i(&s.fwd_z)));
+            let (ox, oy, oz) = (f(&s.ox), f(&s.oy), f(&s.oz));
+            let (inv_x, inv_z) = (f(&s.inv_x), f(&s.inv_z));
+            let (dy, eps, t_leave, t) = (f(&s.dy), f(&s.eps), f(&s.t_leave), f(&s.t));
 
             // The block's exit faces: the far side on each axis.
-            let col = _mm256_min_epi32(
-                _mm256_sllv_epi32(_mm256_add_epi32(bj, _mm256_and_si256(fwd_x, one)), level),
-                cw,
-            );
-            let row = _mm256_min_epi32(
-                _mm256_sllv_epi32(_mm256_add_epi32(bi, _mm256_and_si256(fwd_z, one)), level),
-                ch,
-            );
+            let col = S::min_i(S::shl(S::add_i(bj, S::keep_i(fwd_x, one)), level), cw);
+            let row = S::min_i(S::shl(S::add_i(bi, S::keep_i(fwd_z, one)), level), ch);
             let (x_exit, z_exit) = (x_lines.at(col), z_lines.at(row));
-            let tx = _mm256_mul_ps(_mm256_sub_ps(x_exit, ox), inv_x);
-            let tz = _mm256_mul_ps(_mm256_sub_ps(z_exit, oz), inv_z);
-            let t_exit = lower(lower(t_leave, tx), tz);
-            let mut t_best = load(&s.t_best);
-            let t_limit = lower(t_exit, _mm256_mul_ps(t_best, slack));
+            let tx = S::mul(S::sub(x_exit, ox), inv_x);
+            let tz = S::mul(S::sub(z_exit, oz), inv_z);
+            let t_exit = lower::<S>(lower::<S>(t_leave, tx), tz);
+            let mut t_best = f(&s.t_best);
+            let t_limit = lower::<S>(t_exit, S::mul(t_best, slack));
 
             // The block's range: stored for levels ≥ 1, from the cell's four
             // heights at level 0. Both are read as two (f32, f32) pairs: the
             // cell's top and bottom sample pairs, or the stored (min, max)
             // twice; the range is the min and max of the four values.
-            let leaf = _mm256_cmpeq_epi32(level, zero);
-            let leaf_ps = _mm256_castsi256_ps(leaf);
+            let leaf = S::eq_i(level, zero);
             let (blocks_x, blocks_z) = (level_cols(level), level_rows(level));
-            let block = _mm256_add_epi32(
-                _mm256_add_epi32(level_base(level), _mm256_mullo_epi32(bi, blocks_x)),
+            let block = S::add_i(
+                S::add_i(S::lookup(&base, level), S::mul_i(bi, blocks_x)),
                 bj,
             );
-            let stored = _mm256_add_epi32(ranges_at, _mm256_slli_epi32::<1>(block));
-            let sample = _mm256_add_epi32(_mm256_mullo_epi32(bi, cols), bj);
-            let first = _mm256_blendv_epi8(stored, sample, leaf);
-            let second = _mm256_blendv_epi8(stored, _mm256_add_epi32(sample, cols), leaf);
-            let [y00, y01, y10, y11] = pairs(data, first, second);
-            let lo = _mm256_min_ps(_mm256_min_ps(y00, y01), _mm256_min_ps(y10, y11));
-            let hi = _mm256_max_ps(_mm256_max_ps(y00, y01), _mm256_max_ps(y10, y11));
+            let stored = S::add_i(ranges_at, S::add_i(block, block));
+            let sample = S::add_i(S::mul_i(bi, cols), bj);
+            let first = S::select_i(leaf, sample, stored);
+            let second = S::select_i(leaf, S::add_i(sample, cols), stored);
+            let [y00, y01, y10, y11] = S::pairs(data, first, second);
+            let lo = S::min(S::min(y00, y01), S::min(y10, y11));
+            let hi = S::max(S::max(y00, y01), S::max(y10, y11));
 
             // The ray's height at both ends of its stretch in the block.
-            let ya = _mm256_add_ps(oy, _mm256_mul_ps(dy, t));
-            let yb = _mm256_add_ps(oy, _mm256_mul_ps(dy, t_limit));
-            let descending = _mm256_castsi256_ps(load_i(&s.descending));
-            let y_low = _mm256_blendv_ps(ya, yb, descending);
-            let y_high = _mm256_blendv_ps(yb, ya, descending);
-            let overlaps = _mm256_and_ps(
-                _mm256_and_ps(
-                    _mm256_cmp_ps::<_CMP_LE_OQ>(t, _mm256_mul_ps(t_limit, robust_far)),
-                    _mm256_cmp_ps::<_CMP_LE_OQ>(y_low, _mm256_add_ps(hi, eps)),
+            let ya = S::add(oy, S::mul(dy, t));
+            let yb = S::add(oy, S::mul(dy, t_limit));
+            let descending = S::mask_of(i(&s.descending));
+            let y_low = S::select(descending, yb, ya);
+            let y_high = S::select(descending, ya, yb);
+            let overlaps = S::and(
+                S::and(
+                    S::le(t, S::mul(t_limit, robust_far)),
+                    S::le(y_low, S::add(hi, eps)),
                 ),
-                _mm256_and_ps(
-                    _mm256_cmp_ps::<_CMP_GE_OQ>(y_high, _mm256_sub_ps(lo, eps)),
-                    _mm256_castsi256_ps(active),
-                ),
+                S::and(S::ge(y_high, S::sub(lo, eps)), active),
             );
 
             // Leaf cells: both triangles tested in the lanes.
             let mut stopped = 0;
-            let leaves = _mm256_and_ps(overlaps, leaf_ps);
-            if _mm256_movemask_ps(leaves) != 0 {
+            let leaves = S::and(overlaps, leaf);
+            if S::bits(leaves) != 0 {
                 // A cell's lines: the exit line on each axis (the far one,
                 // computed above) and the one behind it.
-                let behind = |index: __m256i, forward: __m256i| {
-                    _mm256_add_epi32(index, _mm256_andnot_si256(forward, one))
-                };
+                let behind =
+                    |index: S::I, forward: S::M| S::add_i(index, S::keep_i(S::not(forward), one));
                 let x_behind = x_lines.at(behind(bj, fwd_x));
                 let z_behind = z_lines.at(behind(bi, fwd_z));
-                let (fx, fz) = (_mm256_castsi256_ps(fwd_x), _mm256_castsi256_ps(fwd_z));
                 let (x0, x1) = (
-                    _mm256_blendv_ps(x_exit, x_behind, fx),
-                    _mm256_blendv_ps(x_behind, x_exit, fx),
+                    S::select(fwd_x, x_behind, x_exit),
+                    S::select(fwd_x, x_exit, x_behind),
                 );
                 let (z0, z1) = (
-                    _mm256_blendv_ps(z_exit, z_behind, fz),
-                    _mm256_blendv_ps(z_behind, z_exit, fz),
+                    S::select(fwd_z, z_behind, z_exit),
+                    S::select(fwd_z, z_exit, z_behind),
                 );
-                let cell = Sheared::new(
+                let [p00, p10, p01, p11] = sheared::<S>(
                     s,
                     [[x0, y00, z0], [x0, y10, z1], [x1, y01, z0], [x1, y11, z1]],
                 );
-                let [p00, p10, p01, p11] = cell.corners;
-                let first_id = _mm256_slli_epi32::<1>(_mm256_add_epi32(
-                    _mm256_mullo_epi32(bi, _mm256_sub_epi32(cols, one)),
-                    bj,
-                ));
-                let first = Triangle::test(p00, p10, p01);
-                let second = Triangle::test(p01, p10, p11);
+                let cell = S::add_i(S::mul_i(bi, S::sub_i(cols, one)), bj);
+                let first_id = S::add_i(cell, cell);
+                let first = Triangle::<S>::test(p00, p10, p01);
+                let second = Triangle::<S>::test(p01, p10, p11);
                 // Cells with an exactly zero edge function go to the scalar test.
-                let scalar = _mm256_and_ps(leaves, _mm256_or_ps(first.zero, second.zero));
-                let simd = _mm256_andnot_ps(scalar, leaves);
+                let scalar = S::and(leaves, S::or(first.zero, second.zero));
+                let simd = S::and_not(scalar, leaves);
                 if Q::ANY {
-                    let blocked =
-                        _mm256_and_ps(simd, _mm256_or_ps(first.hits(t_best), second.hits(t_best)));
-                    stopped = _mm256_movemask_ps(blocked);
+                    let blocked = S::and(simd, S::or(first.hits(t_best), second.hits(t_best)));
+                    stopped = S::bits(blocked);
                 } else {
-                    let mut best = Best::load(s, t_best);
+                    let mut best = Best::<S>::load(s, t_best);
                     best.offer(&first, first_id, simd);
-                    best.offer(&second, _mm256_add_epi32(first_id, one), simd);
+                    best.offer(&second, S::add_i(first_id, one), simd);
                     best.store(s);
                 }
-                let mut scalar = _mm256_movemask_ps(scalar);
+                let mut scalar = S::bits(scalar);
                 while scalar != 0 {
                     let lane = scalar.trailing_zeros() as usize;
                     scalar &= scalar - 1;
@@ -695,105 +677,62 @@ unsafe fn walk_lanes<Q: Query>(
                     }
                 }
                 // An occluded ray keeps a mark of its hit for `finish`.
-                for lane in 0..8 {
+                for lane in 0..lanes {
                     if stopped & (1 << lane) != 0 {
                         s.best_triangle[lane] = 0;
                     }
                 }
-                t_best = load(&s.t_best);
+                t_best = f(&s.t_best);
             }
-            let descend = _mm256_andnot_ps(leaf_ps, overlaps);
+            let descend = S::and_not(leaf, overlaps);
 
             // Across: to the neighbour over the exit face (x's when it comes
             // first, never one the ray runs along), then up where that
             // neighbour lies in a new parent.
-            let finished = _mm256_or_ps(
-                _mm256_cmp_ps::<_CMP_GE_OQ>(t_exit, t_leave),
-                _mm256_cmp_ps::<_CMP_GT_OQ>(t_exit, _mm256_mul_ps(t_best, slack)),
-            );
-            let x_first = _mm256_castps_si256(_mm256_or_ps(
-                _mm256_cmp_ps::<_CMP_LE_OQ>(tx, tz),
-                _mm256_cmp_ps::<_CMP_UNORD_Q>(tz, tz),
-            ));
-            let v = _mm256_blendv_epi8(bi, bj, x_first);
-            let forward = _mm256_blendv_epi8(fwd_z, fwd_x, x_first);
-            let blocks = _mm256_blendv_epi8(blocks_z, blocks_x, x_first);
-            let v_fwd = _mm256_add_epi32(v, one);
-            let v_back = _mm256_sub_epi32(v, one);
-            let moved = _mm256_blendv_epi8(v_back, v_fwd, forward);
-            let on_grid = _mm256_blendv_epi8(
-                _mm256_cmpgt_epi32(v, zero),
-                _mm256_cmpgt_epi32(blocks, v_fwd),
-                forward,
-            );
+            let finished = S::or(S::ge(t_exit, t_leave), S::gt(t_exit, S::mul(t_best, slack)));
+            let x_first = S::or(S::le(tx, tz), S::nan(tz));
+            let v = S::select_i(x_first, bj, bi);
+            let forward = S::select_m(x_first, fwd_x, fwd_z);
+            let blocks = S::select_i(x_first, blocks_x, blocks_z);
+            let v_fwd = S::add_i(v, one);
+            let moved = S::select_i(forward, v_fwd, S::sub_i(v, one));
+            let on_grid = S::select_m(forward, S::gt_i(blocks, v_fwd), S::gt_i(v, zero));
             // Forward, the first child of a parent is even; backward, odd.
-            let odd = _mm256_cmpeq_epi32(_mm256_and_si256(moved, one), one);
-            let new_parent = _mm256_xor_si256(odd, forward);
-            let ascend = _mm256_and_si256(new_parent, _mm256_cmpgt_epi32(top, level));
-            let across_bj = _mm256_blendv_epi8(bj, moved, x_first);
-            let across_bi = _mm256_blendv_epi8(moved, bi, x_first);
-            let across_level = _mm256_sub_epi32(level, ascend);
-            let up = _mm256_and_si256(ascend, one);
-            let across_bj = _mm256_srlv_epi32(across_bj, up);
-            let across_bi = _mm256_srlv_epi32(across_bi, up);
+            let odd = S::eq_i(S::and_i(moved, one), one);
+            let new_parent = S::xor(odd, forward);
+            let ascend = S::and(new_parent, S::gt_i(top, level));
+            let across_bj = S::select_i(x_first, moved, bj);
+            let across_bi = S::select_i(x_first, bi, moved);
+            let up = S::keep_i(ascend, one);
+            let across_level = S::add_i(level, up);
+            let across_bj = S::shr(across_bj, up);
+            let across_bi = S::shr(across_bi, up);
 
             // Down: into the child the ray is in at t.
-            let down_level = _mm256_max_epi32(_mm256_sub_epi32(level, one), zero);
-            let col_mid = _mm256_min_epi32(
-                _mm256_sllv_epi32(
-                    _mm256_add_epi32(_mm256_slli_epi32::<1>(bj), one),
-                    down_level,
-                ),
-                cw,
-            );
-            let row_mid = _mm256_min_epi32(
-                _mm256_sllv_epi32(
-                    _mm256_add_epi32(_mm256_slli_epi32::<1>(bi), one),
-                    down_level,
-                ),
-                ch,
-            );
-            let past_x = _mm256_castps_si256(_mm256_cmp_ps::<_CMP_GE_OQ>(
-                t,
-                _mm256_mul_ps(_mm256_sub_ps(x_lines.at(col_mid), ox), inv_x),
-            ));
-            let past_z = _mm256_castps_si256(_mm256_cmp_ps::<_CMP_GE_OQ>(
-                t,
-                _mm256_mul_ps(_mm256_sub_ps(z_lines.at(row_mid), oz), inv_z),
-            ));
+            let down_level = S::max_i(S::sub_i(level, one), zero);
+            let mid = |b: S::I, cells: S::I| {
+                S::min_i(S::shl(S::add_i(S::add_i(b, b), one), down_level), cells)
+            };
+            let past_x = S::ge(t, S::mul(S::sub(x_lines.at(mid(bj, cw)), ox), inv_x));
+            let past_z = S::ge(t, S::mul(S::sub(z_lines.at(mid(bi, ch)), oz), inv_z));
             // Far half where (forward == past), i.e. where they do not differ.
-            let far_x = _mm256_andnot_si256(_mm256_xor_si256(fwd_x, past_x), one);
-            let far_z = _mm256_andnot_si256(_mm256_xor_si256(fwd_z, past_z), one);
+            let far_x = S::keep_i(S::not(S::xor(fwd_x, past_x)), one);
+            let far_z = S::keep_i(S::not(S::xor(fwd_z, past_z)), one);
             let (down_cols, down_rows) = (level_cols(down_level), level_rows(down_level));
-            let down_bj = _mm256_min_epi32(
-                _mm256_add_epi32(_mm256_slli_epi32::<1>(bj), far_x),
-                _mm256_sub_epi32(down_cols, one),
-            );
-            let down_bi = _mm256_min_epi32(
-                _mm256_add_epi32(_mm256_slli_epi32::<1>(bi), far_z),
-                _mm256_sub_epi32(down_rows, one),
-            );
+            let down_bj = S::min_i(S::add_i(S::add_i(bj, bj), far_x), S::sub_i(down_cols, one));
+            let down_bi = S::min_i(S::add_i(S::add_i(bi, bi), far_z), S::sub_i(down_rows, one));
 
             // Each lane keeps its own move; empty lanes stay at block (0, 0).
-            let descend_i = _mm256_castps_si256(descend);
-            let keep = |across: __m256i, down: __m256i| {
-                _mm256_and_si256(_mm256_blendv_epi8(across, down, descend_i), active)
-            };
-            store_i(&mut s.level, keep(across_level, down_level));
-            store_i(&mut s.bi, keep(across_bi, down_bi));
-            store_i(&mut s.bj, keep(across_bj, down_bj));
-            store(&mut s.t, _mm256_blendv_ps(t_exit, t, descend));
+            let keep =
+                |across: S::I, down: S::I| S::keep_i(active, S::select_i(descend, down, across));
+            S::store_i(s.level.as_mut_ptr(), keep(across_level, down_level));
+            S::store_i(s.bi.as_mut_ptr(), keep(across_bi, down_bi));
+            S::store_i(s.bj.as_mut_ptr(), keep(across_bj, down_bj));
+            S::store(s.t.as_mut_ptr(), S::select(descend, t, t_exit));
 
             // Lanes whose ray is done take the next one.
-            let done = _mm256_andnot_ps(
-                descend,
-                _mm256_or_ps(
-                    finished,
-                    _mm256_castsi256_ps(_mm256_xor_si256(on_grid, _mm256_set1_epi32(-1))),
-                ),
-            );
-            let mut done = (_mm256_movemask_ps(_mm256_and_ps(done, _mm256_castsi256_ps(active)))
-                | stopped) as u32;
+            let done = S::and_not(descend, S::or(finished, S::not(on_grid)));
+            let mut done = S::bits(S::and(done, active)) | stopped;
             while done != 0 {
                 let lane = done.trailing_zeros() as usize;
                 done &= done - 1;
@@ -888,190 +827,152 @@ fn fill(
     s.bj[lane] = 0;
 }
 
-/// Per lane, the f32 pairs at `data[first]` and `data[second]`, as four
-/// vectors: first.0, first.1, second.0, second.1.
-#[inline]
-#[target_feature(enable = "avx2")]
-unsafe fn pairs(data: *const f32, first: __m256i, second: __m256i) -> [__m256; 4] {
-    let split = |at: __m256i| {
-        let mut index = [0i32; 8];
-        _mm256_storeu_si256(index.as_mut_ptr() as *mut __m256i, at);
-        // Four 64-bit loads per half: cheaper than a gather on this
-        // hardware (AMD Zen 3: a 4-wide gather costs ~3 ns, these ~1.7).
-        let half = |k: usize| {
-            let low = _mm_loadl_epi64(data.add(index[k] as usize) as *const __m128i);
-            _mm_castpd_si128(_mm_loadh_pd(
-                _mm_castsi128_pd(low),
-                data.add(index[k + 1] as usize) as *const f64,
-            ))
-        };
-        let (a, b, c, d) = (half(0), half(2), half(4), half(6));
-        // Lanes 0–3 and 4–7 as (x, y) pairs.
-        let low = _mm256_castsi256_ps(_mm256_inserti128_si256::<1>(_mm256_castsi128_si256(a), b));
-        let high = _mm256_castsi256_ps(_mm256_inserti128_si256::<1>(_mm256_castsi128_si256(c), d));
-        // Even and odd elements, lanes in the order 0 1 4 5 2 3 6 7; the
-        // 64-bit permute puts them back.
-        let order = |v: __m256| {
-            _mm256_castpd_ps(_mm256_permute4x64_pd::<0b11_01_10_00>(_mm256_castps_pd(v)))
-        };
-        (
-            order(_mm256_shuffle_ps::<0b10_00_10_00>(low, high)),
-            order(_mm256_shuffle_ps::<0b11_01_11_01>(low, high)),
-        )
-    };
-    let (a, b) = split(first);
-    let (c, d) = split(second);
-    [a, b, c, d]
-}
-
 /// A cell's four corners moved into each lane's ray frame (as
 /// [`crate::accel::ray::shear_vertices`] does, lane by lane).
-struct Sheared {
-    corners: [[__m256; 3]; 4],
+#[inline(always)]
+unsafe fn sheared<S: Simd>(s: &State, points: [[S::F; 3]; 4]) -> [[S::F; 3]; 4] {
+    let f = |v: &[f32; MAX_LANES]| S::load(v.as_ptr());
+    let frame = Frame::<S> {
+        origin: [f(&s.ox), f(&s.oy), f(&s.oz)],
+        shear: [f(&s.sx), f(&s.sy), f(&s.sz)],
+        kz_x: S::mask_of(S::load_i(s.kz_x.as_ptr())),
+        kz_y: S::mask_of(S::load_i(s.kz_y.as_ptr())),
+    };
+    // Corner by corner through functions that are always inlined: a
+    // closure or `map` may stay out of line, and the lane operations in it.
+    let [a, b, c, d] = points;
+    [
+        frame.corner(a),
+        frame.corner(b),
+        frame.corner(c),
+        frame.corner(d),
+    ]
 }
 
-impl Sheared {
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    unsafe fn new(s: &State, points: [[__m256; 3]; 4]) -> Sheared {
-        let (ox, oy, oz) = (load(&s.ox), load(&s.oy), load(&s.oz));
-        let (sx, sy, sz) = (load(&s.sx), load(&s.sy), load(&s.sz));
-        let kz_x = _mm256_castsi256_ps(load_i(&s.kz_x));
-        let kz_y = _mm256_castsi256_ps(load_i(&s.kz_y));
-        // Which of x, y, z each permuted axis takes: z dominant keeps
-        // (x, y, z), y dominant takes (z, x, y), x dominant (y, z, x).
-        let pick = |x: __m256, y: __m256, z: __m256| {
-            _mm256_blendv_ps(_mm256_blendv_ps(x, z, kz_y), y, kz_x)
-        };
-        let corners = points.map(|[px, py, pz]| {
-            let (ax, ay, az) = (
-                _mm256_sub_ps(px, ox),
-                _mm256_sub_ps(py, oy),
-                _mm256_sub_ps(pz, oz),
-            );
-            let kx = pick(ax, ay, az);
-            let ky = pick(ay, az, ax);
-            let kz = pick(az, ax, ay);
-            [
-                _mm256_sub_ps(kx, _mm256_mul_ps(sx, kz)),
-                _mm256_sub_ps(ky, _mm256_mul_ps(sy, kz)),
-                _mm256_mul_ps(sz, kz),
-            ]
-        });
-        Sheared { corners }
+/// Each lane's ray frame for [`sheared`].
+struct Frame<S: Simd> {
+    origin: [S::F; 3],
+    shear: [S::F; 3],
+    /// Lanes whose dominant axis is x, is y (z otherwise).
+    kz_x: S::M,
+    kz_y: S::M,
+}
+
+impl<S: Simd> Frame<S> {
+    /// Which of x, y, z a permuted axis takes: z dominant keeps (x, y, z),
+    /// y dominant takes (z, x, y), x dominant (y, z, x).
+    #[inline(always)]
+    unsafe fn pick(&self, x: S::F, y: S::F, z: S::F) -> S::F {
+        S::select(self.kz_x, y, S::select(self.kz_y, z, x))
+    }
+
+    #[inline(always)]
+    unsafe fn corner(&self, [px, py, pz]: [S::F; 3]) -> [S::F; 3] {
+        let [ox, oy, oz] = self.origin;
+        let [sx, sy, sz] = self.shear;
+        let (ax, ay, az) = (S::sub(px, ox), S::sub(py, oy), S::sub(pz, oz));
+        let kx = self.pick(ax, ay, az);
+        let ky = self.pick(ay, az, ax);
+        let kz = self.pick(az, ax, ay);
+        [
+            S::sub(kx, S::mul(sx, kz)),
+            S::sub(ky, S::mul(sy, kz)),
+            S::mul(sz, kz),
+        ]
     }
 }
 
 /// The watertight test of one triangle per lane, as
 /// [`crate::accel::ray::hit_sheared`] computes it, up to the t_max test.
-struct Triangle {
+struct Triangle<S: Simd> {
     /// Lanes with an exactly zero edge function (for the f64 fallback).
-    zero: __m256,
+    zero: S::M,
     /// Lanes where the ray passes inside the edges.
-    inside: __m256,
-    t: __m256,
-    u: __m256,
-    v: __m256,
+    inside: S::M,
+    t: S::F,
+    u: S::F,
+    v: S::F,
 }
 
-impl Triangle {
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    unsafe fn test(a: [__m256; 3], b: [__m256; 3], c: [__m256; 3]) -> Triangle {
+impl<S: Simd> Triangle<S> {
+    #[inline(always)]
+    unsafe fn test(a: [S::F; 3], b: [S::F; 3], c: [S::F; 3]) -> Triangle<S> {
         let [ax, ay, az] = a;
         let [bx, by, bz] = b;
         let [cx, cy, cz] = c;
-        let edge = |p: __m256, q: __m256, r: __m256, s: __m256| {
-            _mm256_sub_ps(_mm256_mul_ps(p, q), _mm256_mul_ps(r, s))
-        };
+        let edge = |p: S::F, q: S::F, r: S::F, s: S::F| S::sub(S::mul(p, q), S::mul(r, s));
         let u = edge(cx, by, cy, bx);
         let v = edge(ax, cy, ay, cx);
         let w = edge(bx, ay, by, ax);
-        let zero_ps = _mm256_setzero_ps();
-        let eq = |e: __m256| _mm256_cmp_ps::<_CMP_EQ_OQ>(e, zero_ps);
-        let lt = |e: __m256| _mm256_cmp_ps::<_CMP_LT_OQ>(e, zero_ps);
-        let gt = |e: __m256| _mm256_cmp_ps::<_CMP_GT_OQ>(e, zero_ps);
-        let zero = _mm256_or_ps(_mm256_or_ps(eq(u), eq(v)), eq(w));
-        let outside = _mm256_and_ps(
-            _mm256_or_ps(_mm256_or_ps(lt(u), lt(v)), lt(w)),
-            _mm256_or_ps(_mm256_or_ps(gt(u), gt(v)), gt(w)),
+        let zero_ps = S::splat(0.0);
+        let eq = |e: S::F| S::eq(e, zero_ps);
+        let lt = |e: S::F| S::lt(e, zero_ps);
+        let gt = |e: S::F| S::gt(e, zero_ps);
+        let zero = S::or(S::or(eq(u), eq(v)), eq(w));
+        let outside = S::and(
+            S::or(S::or(lt(u), lt(v)), lt(w)),
+            S::or(S::or(gt(u), gt(v)), gt(w)),
         );
-        let det = _mm256_add_ps(_mm256_add_ps(u, v), w);
-        let t = _mm256_add_ps(
-            _mm256_add_ps(_mm256_mul_ps(u, az), _mm256_mul_ps(v, bz)),
-            _mm256_mul_ps(w, cz),
-        );
-        let inv = _mm256_div_ps(_mm256_set1_ps(1.0), det);
+        let det = S::add(S::add(u, v), w);
+        let t = S::add(S::add(S::mul(u, az), S::mul(v, bz)), S::mul(w, cz));
+        let inv = S::div(S::splat(1.0), det);
         Triangle {
             zero,
-            inside: _mm256_xor_ps(outside, _mm256_castsi256_ps(_mm256_set1_epi32(-1))),
-            t: _mm256_mul_ps(t, inv),
-            u: _mm256_mul_ps(v, inv),
-            v: _mm256_mul_ps(w, inv),
+            inside: S::not(outside),
+            t: S::mul(t, inv),
+            u: S::mul(v, inv),
+            v: S::mul(w, inv),
         }
     }
 
     /// Lanes where the triangle is hit within (0, t_max].
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    unsafe fn hits(&self, t_max: __m256) -> __m256 {
-        _mm256_and_ps(
+    #[inline(always)]
+    unsafe fn hits(&self, t_max: S::F) -> S::M {
+        S::and(
             self.inside,
-            _mm256_and_ps(
-                _mm256_cmp_ps::<_CMP_GT_OQ>(self.t, _mm256_setzero_ps()),
-                _mm256_cmp_ps::<_CMP_LE_OQ>(self.t, t_max),
-            ),
+            S::and(S::gt(self.t, S::splat(0.0)), S::le(self.t, t_max)),
         )
     }
 }
 
 /// Each lane's best hit, as vectors.
-struct Best {
-    t: __m256,
-    u: __m256,
-    v: __m256,
-    triangle: __m256i,
+struct Best<S: Simd> {
+    t: S::F,
+    u: S::F,
+    v: S::F,
+    triangle: S::I,
 }
 
-impl Best {
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    unsafe fn load(s: &State, t_best: __m256) -> Best {
+impl<S: Simd> Best<S> {
+    #[inline(always)]
+    unsafe fn load(s: &State, t_best: S::F) -> Best<S> {
         Best {
             t: t_best,
-            u: load(&s.best_u),
-            v: load(&s.best_v),
-            triangle: load_i(&s.best_triangle),
+            u: S::load(s.best_u.as_ptr()),
+            v: S::load(s.best_v.as_ptr()),
+            triangle: S::load_i(s.best_triangle.as_ptr()),
         }
     }
 
     /// Keeps `tri`'s hit (triangle `id`) in the lanes of `mask` where it
     /// beats the best so far ([`Hit::beats`]).
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    unsafe fn offer(&mut self, tri: &Triangle, id: __m256i, mask: __m256) {
-        let closer = _mm256_cmp_ps::<_CMP_LT_OQ>(tri.t, self.t);
-        let tie = _mm256_and_ps(
-            _mm256_cmp_ps::<_CMP_EQ_OQ>(tri.t, self.t),
-            _mm256_castsi256_ps(_mm256_cmpgt_epi32(self.triangle, id)),
-        );
-        let take = _mm256_and_ps(
-            _mm256_and_ps(mask, tri.hits(self.t)),
-            _mm256_or_ps(closer, tie),
-        );
-        self.t = _mm256_blendv_ps(self.t, tri.t, take);
-        self.u = _mm256_blendv_ps(self.u, tri.u, take);
-        self.v = _mm256_blendv_ps(self.v, tri.v, take);
-        self.triangle = _mm256_blendv_epi8(self.triangle, id, _mm256_castps_si256(take));
+    #[inline(always)]
+    unsafe fn offer(&mut self, tri: &Triangle<S>, id: S::I, mask: S::M) {
+        let closer = S::lt(tri.t, self.t);
+        let tie = S::and(S::eq(tri.t, self.t), S::gt_i(self.triangle, id));
+        let take = S::and(S::and(mask, tri.hits(self.t)), S::or(closer, tie));
+        self.t = S::select(take, tri.t, self.t);
+        self.u = S::select(take, tri.u, self.u);
+        self.v = S::select(take, tri.v, self.v);
+        self.triangle = S::select_i(take, id, self.triangle);
     }
 
-    #[inline]
-    #[target_feature(enable = "avx2")]
+    #[inline(always)]
     unsafe fn store(&self, s: &mut State) {
-        store(&mut s.t_best, self.t);
-        store(&mut s.best_u, self.u);
-        store(&mut s.best_v, self.v);
-        store_i(&mut s.best_triangle, self.triangle);
+        S::store(s.t_best.as_mut_ptr(), self.t);
+        S::store(s.best_u.as_mut_ptr(), self.u);
+        S::store(s.best_v.as_mut_ptr(), self.v);
+        S::store_i(s.best_triangle.as_mut_ptr(), self.triangle);
     }
 }
 
@@ -1086,32 +987,7 @@ fn lane_best(s: &State, lane: usize) -> Option<Hit> {
 }
 
 /// min(a, b) per lane that ignores a NaN `b`, as the scalar `lower`.
-#[inline]
-#[target_feature(enable = "avx2")]
-unsafe fn lower(a: __m256, b: __m256) -> __m256 {
-    _mm256_blendv_ps(a, b, _mm256_cmp_ps::<_CMP_LT_OQ>(b, a))
-}
-
-#[inline]
-#[target_feature(enable = "avx2")]
-unsafe fn load(v: &[f32; 8]) -> __m256 {
-    _mm256_load_ps(v.as_ptr())
-}
-
-#[inline]
-#[target_feature(enable = "avx2")]
-unsafe fn store(v: &mut [f32; 8], x: __m256) {
-    _mm256_store_ps(v.as_mut_ptr(), x)
-}
-
-#[inline]
-#[target_feature(enable = "avx2")]
-unsafe fn load_i(v: &[i32; 8]) -> __m256i {
-    _mm256_load_si256(v.as_ptr() as *const __m256i)
-}
-
-#[inline]
-#[target_feature(enable = "avx2")]
-unsafe fn store_i(v: &mut [i32; 8], x: __m256i) {
-    _mm256_store_si256(v.as_mut_ptr() as *mut __m256i, x)
+#[inline(always)]
+unsafe fn lower<S: Simd>(a: S::F, b: S::F) -> S::F {
+    S::select(S::lt(b, a), b, a)
 }

@@ -28,7 +28,8 @@
 //! stops being clear of the terrain (`bundle`).
 //!
 //! Batches of rays ([`HeightField::intersect_batch`]) walk eight at a time
-//! in AVX2 lanes where the CPU has them (`lanes`), with the same results.
+//! in AVX2 lanes where the CPU has them, sixteen in AVX-512 lanes where it
+//! has those (`lanes`), with the same results.
 //!
 //! The leaf test is the same watertight test on the same vertices (those of
 //! [`TerrainGrid::position`]) and the same diagonal as the terrain's mesh,
@@ -380,7 +381,7 @@ impl HeightField {
     /// [`HeightField::intersect`] for each ray of a batch: `hits[k]` becomes
     /// the closest hit of `rays[k]` within `t_max[k]`. Bit for bit the same
     /// as one ray at a time, and faster: where the CPU has AVX2 the rays
-    /// walk eight at a time.
+    /// walk eight at a time, sixteen where it has AVX-512.
     pub fn intersect_batch(&self, rays: &[Ray], t_max: &[f32], hits: &mut [Option<Hit>]) {
         assert_eq!(rays.len(), hits.len(), "one hit slot per ray");
         self.batch(rays, t_max, &mut Closest(hits));
@@ -394,7 +395,7 @@ impl HeightField {
     }
 
     /// Answers `query` for each ray of a batch: in AVX2 lanes where the CPU
-    /// has them (compiled for AVX-512 where it has that too), one ray at a
+    /// has them (sixteen AVX-512 lanes where it has those), one ray at a
     /// time otherwise.
     fn batch<Q: Query>(&self, rays: &[Ray], t_max: &[f32], query: &mut Q) {
         assert_eq!(rays.len(), t_max.len(), "one t_max per ray");
@@ -811,5 +812,8 @@ mod bundle;
 #[cfg(target_arch = "x86_64")]
 #[allow(unsafe_code)]
 mod lanes;
+#[cfg(target_arch = "x86_64")]
+#[allow(unsafe_code)]
+mod simd;
 #[cfg(test)]
 mod tests;
