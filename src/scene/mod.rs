@@ -1,4 +1,4 @@
-//! Scenes: the JSON file ([`file`]), its validation into a checked
+//! Scenes: the JSON file ([`file`](mod@file)), its validation into a checked
 //! [`Scene`] ([`validate`]), and error locations ([`locate`]).
 
 pub mod file;
