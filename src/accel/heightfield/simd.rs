@@ -99,6 +99,20 @@ pub(super) trait Simd: Copy {
     unsafe fn mask_of(i: Self::I) -> Self::M;
 }
 
+/// Trait methods that are each one expression of intrinsics on their
+/// arguments, compiled for `$features`: one line each.
+macro_rules! direct {
+    ($features:literal; $($name:ident($($arg:ident: $ty:ty),*) -> $ret:ty = $body:expr;)*) => {
+        $(
+            #[inline]
+            #[target_feature(enable = $features)]
+            unsafe fn $name($($arg: $ty),*) -> $ret {
+                $body
+            }
+        )*
+    };
+}
+
 /// Eight lanes of AVX2; masks are vectors of all-ones or zero lanes.
 #[derive(Clone, Copy)]
 pub(super) struct Avx2;
@@ -109,165 +123,48 @@ impl Simd for Avx2 {
     type I = __m256i;
     type M = __m256;
 
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    unsafe fn splat(x: f32) -> __m256 {
-        _mm256_set1_ps(x)
-    }
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    unsafe fn load(p: *const f32) -> __m256 {
-        _mm256_loadu_ps(p)
-    }
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    unsafe fn store(p: *mut f32, v: __m256) {
-        _mm256_storeu_ps(p, v)
-    }
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    unsafe fn add(a: __m256, b: __m256) -> __m256 {
-        _mm256_add_ps(a, b)
-    }
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    unsafe fn sub(a: __m256, b: __m256) -> __m256 {
-        _mm256_sub_ps(a, b)
-    }
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    unsafe fn mul(a: __m256, b: __m256) -> __m256 {
-        _mm256_mul_ps(a, b)
-    }
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    unsafe fn div(a: __m256, b: __m256) -> __m256 {
-        _mm256_div_ps(a, b)
-    }
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    unsafe fn min(a: __m256, b: __m256) -> __m256 {
-        _mm256_min_ps(a, b)
-    }
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    unsafe fn max(a: __m256, b: __m256) -> __m256 {
-        _mm256_max_ps(a, b)
-    }
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    unsafe fn lt(a: __m256, b: __m256) -> __m256 {
-        _mm256_cmp_ps::<_CMP_LT_OQ>(a, b)
-    }
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    unsafe fn le(a: __m256, b: __m256) -> __m256 {
-        _mm256_cmp_ps::<_CMP_LE_OQ>(a, b)
-    }
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    unsafe fn gt(a: __m256, b: __m256) -> __m256 {
-        _mm256_cmp_ps::<_CMP_GT_OQ>(a, b)
-    }
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    unsafe fn ge(a: __m256, b: __m256) -> __m256 {
-        _mm256_cmp_ps::<_CMP_GE_OQ>(a, b)
-    }
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    unsafe fn eq(a: __m256, b: __m256) -> __m256 {
-        _mm256_cmp_ps::<_CMP_EQ_OQ>(a, b)
-    }
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    unsafe fn nan(a: __m256) -> __m256 {
-        _mm256_cmp_ps::<_CMP_UNORD_Q>(a, a)
-    }
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    unsafe fn select(m: __m256, yes: __m256, no: __m256) -> __m256 {
-        _mm256_blendv_ps(no, yes, m)
-    }
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    unsafe fn to_float(i: __m256i) -> __m256 {
-        _mm256_cvtepi32_ps(i)
-    }
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    unsafe fn splat_i(x: i32) -> __m256i {
-        _mm256_set1_epi32(x)
-    }
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    unsafe fn load_i(p: *const i32) -> __m256i {
-        _mm256_loadu_si256(p as *const __m256i)
-    }
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    unsafe fn store_i(p: *mut i32, v: __m256i) {
-        _mm256_storeu_si256(p as *mut __m256i, v)
-    }
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    unsafe fn add_i(a: __m256i, b: __m256i) -> __m256i {
-        _mm256_add_epi32(a, b)
-    }
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    unsafe fn sub_i(a: __m256i, b: __m256i) -> __m256i {
-        _mm256_sub_epi32(a, b)
-    }
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    unsafe fn mul_i(a: __m256i, b: __m256i) -> __m256i {
-        _mm256_mullo_epi32(a, b)
-    }
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    unsafe fn shl(a: __m256i, b: __m256i) -> __m256i {
-        _mm256_sllv_epi32(a, b)
-    }
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    unsafe fn shr(a: __m256i, b: __m256i) -> __m256i {
-        _mm256_srlv_epi32(a, b)
-    }
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    unsafe fn and_i(a: __m256i, b: __m256i) -> __m256i {
-        _mm256_and_si256(a, b)
-    }
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    unsafe fn min_i(a: __m256i, b: __m256i) -> __m256i {
-        _mm256_min_epi32(a, b)
-    }
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    unsafe fn max_i(a: __m256i, b: __m256i) -> __m256i {
-        _mm256_max_epi32(a, b)
-    }
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    unsafe fn eq_i(a: __m256i, b: __m256i) -> __m256 {
-        _mm256_castsi256_ps(_mm256_cmpeq_epi32(a, b))
-    }
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    unsafe fn gt_i(a: __m256i, b: __m256i) -> __m256 {
-        _mm256_castsi256_ps(_mm256_cmpgt_epi32(a, b))
-    }
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    unsafe fn select_i(m: __m256, yes: __m256i, no: __m256i) -> __m256i {
-        _mm256_blendv_epi8(no, yes, _mm256_castps_si256(m))
-    }
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    unsafe fn keep_i(m: __m256, v: __m256i) -> __m256i {
-        _mm256_and_si256(_mm256_castps_si256(m), v)
+    direct! {
+        "avx2";
+        splat(x: f32) -> __m256 = _mm256_set1_ps(x);
+        load(p: *const f32) -> __m256 = _mm256_loadu_ps(p);
+        store(p: *mut f32, v: __m256) -> () = _mm256_storeu_ps(p, v);
+        add(a: __m256, b: __m256) -> __m256 = _mm256_add_ps(a, b);
+        sub(a: __m256, b: __m256) -> __m256 = _mm256_sub_ps(a, b);
+        mul(a: __m256, b: __m256) -> __m256 = _mm256_mul_ps(a, b);
+        div(a: __m256, b: __m256) -> __m256 = _mm256_div_ps(a, b);
+        min(a: __m256, b: __m256) -> __m256 = _mm256_min_ps(a, b);
+        max(a: __m256, b: __m256) -> __m256 = _mm256_max_ps(a, b);
+        lt(a: __m256, b: __m256) -> __m256 = _mm256_cmp_ps::<_CMP_LT_OQ>(a, b);
+        le(a: __m256, b: __m256) -> __m256 = _mm256_cmp_ps::<_CMP_LE_OQ>(a, b);
+        gt(a: __m256, b: __m256) -> __m256 = _mm256_cmp_ps::<_CMP_GT_OQ>(a, b);
+        ge(a: __m256, b: __m256) -> __m256 = _mm256_cmp_ps::<_CMP_GE_OQ>(a, b);
+        eq(a: __m256, b: __m256) -> __m256 = _mm256_cmp_ps::<_CMP_EQ_OQ>(a, b);
+        nan(a: __m256) -> __m256 = _mm256_cmp_ps::<_CMP_UNORD_Q>(a, a);
+        select(m: __m256, yes: __m256, no: __m256) -> __m256 = _mm256_blendv_ps(no, yes, m);
+        to_float(i: __m256i) -> __m256 = _mm256_cvtepi32_ps(i);
+        splat_i(x: i32) -> __m256i = _mm256_set1_epi32(x);
+        load_i(p: *const i32) -> __m256i = _mm256_loadu_si256(p as *const __m256i);
+        store_i(p: *mut i32, v: __m256i) -> () = _mm256_storeu_si256(p as *mut __m256i, v);
+        add_i(a: __m256i, b: __m256i) -> __m256i = _mm256_add_epi32(a, b);
+        sub_i(a: __m256i, b: __m256i) -> __m256i = _mm256_sub_epi32(a, b);
+        mul_i(a: __m256i, b: __m256i) -> __m256i = _mm256_mullo_epi32(a, b);
+        shl(a: __m256i, b: __m256i) -> __m256i = _mm256_sllv_epi32(a, b);
+        shr(a: __m256i, b: __m256i) -> __m256i = _mm256_srlv_epi32(a, b);
+        and_i(a: __m256i, b: __m256i) -> __m256i = _mm256_and_si256(a, b);
+        min_i(a: __m256i, b: __m256i) -> __m256i = _mm256_min_epi32(a, b);
+        max_i(a: __m256i, b: __m256i) -> __m256i = _mm256_max_epi32(a, b);
+        eq_i(a: __m256i, b: __m256i) -> __m256 = _mm256_castsi256_ps(_mm256_cmpeq_epi32(a, b));
+        gt_i(a: __m256i, b: __m256i) -> __m256 = _mm256_castsi256_ps(_mm256_cmpgt_epi32(a, b));
+        select_i(m: __m256, yes: __m256i, no: __m256i) -> __m256i = _mm256_blendv_epi8(no, yes, _mm256_castps_si256(m));
+        keep_i(m: __m256, v: __m256i) -> __m256i = _mm256_and_si256(_mm256_castps_si256(m), v);
+        select_m(m: __m256, yes: __m256, no: __m256) -> __m256 = _mm256_blendv_ps(no, yes, m);
+        and(a: __m256, b: __m256) -> __m256 = _mm256_and_ps(a, b);
+        or(a: __m256, b: __m256) -> __m256 = _mm256_or_ps(a, b);
+        xor(a: __m256, b: __m256) -> __m256 = _mm256_xor_ps(a, b);
+        and_not(a: __m256, b: __m256) -> __m256 = _mm256_andnot_ps(a, b);
+        not(a: __m256) -> __m256 = _mm256_xor_ps(a, _mm256_castsi256_ps(_mm256_set1_epi32(-1)));
+        bits(m: __m256) -> u32 = _mm256_movemask_ps(m) as u32;
+        mask_of(i: __m256i) -> __m256 = _mm256_castsi256_ps(i);
     }
     #[inline]
     #[target_feature(enable = "avx2")]
@@ -316,47 +213,6 @@ impl Simd for Avx2 {
         let (c, d) = split(second);
         [a, b, c, d]
     }
-
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    unsafe fn select_m(m: __m256, yes: __m256, no: __m256) -> __m256 {
-        _mm256_blendv_ps(no, yes, m)
-    }
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    unsafe fn and(a: __m256, b: __m256) -> __m256 {
-        _mm256_and_ps(a, b)
-    }
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    unsafe fn or(a: __m256, b: __m256) -> __m256 {
-        _mm256_or_ps(a, b)
-    }
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    unsafe fn xor(a: __m256, b: __m256) -> __m256 {
-        _mm256_xor_ps(a, b)
-    }
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    unsafe fn and_not(a: __m256, b: __m256) -> __m256 {
-        _mm256_andnot_ps(a, b)
-    }
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    unsafe fn not(a: __m256) -> __m256 {
-        _mm256_xor_ps(a, _mm256_castsi256_ps(_mm256_set1_epi32(-1)))
-    }
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    unsafe fn bits(m: __m256) -> u32 {
-        _mm256_movemask_ps(m) as u32
-    }
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    unsafe fn mask_of(i: __m256i) -> __m256 {
-        _mm256_castsi256_ps(i)
-    }
 }
 
 /// Sixteen lanes of AVX-512 (F); masks are mask registers.
@@ -369,165 +225,48 @@ impl Simd for Avx512 {
     type I = __m512i;
     type M = __mmask16;
 
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn splat(x: f32) -> __m512 {
-        _mm512_set1_ps(x)
-    }
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn load(p: *const f32) -> __m512 {
-        _mm512_loadu_ps(p)
-    }
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn store(p: *mut f32, v: __m512) {
-        _mm512_storeu_ps(p, v)
-    }
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn add(a: __m512, b: __m512) -> __m512 {
-        _mm512_add_ps(a, b)
-    }
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn sub(a: __m512, b: __m512) -> __m512 {
-        _mm512_sub_ps(a, b)
-    }
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn mul(a: __m512, b: __m512) -> __m512 {
-        _mm512_mul_ps(a, b)
-    }
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn div(a: __m512, b: __m512) -> __m512 {
-        _mm512_div_ps(a, b)
-    }
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn min(a: __m512, b: __m512) -> __m512 {
-        _mm512_min_ps(a, b)
-    }
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn max(a: __m512, b: __m512) -> __m512 {
-        _mm512_max_ps(a, b)
-    }
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn lt(a: __m512, b: __m512) -> __mmask16 {
-        _mm512_cmp_ps_mask::<_CMP_LT_OQ>(a, b)
-    }
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn le(a: __m512, b: __m512) -> __mmask16 {
-        _mm512_cmp_ps_mask::<_CMP_LE_OQ>(a, b)
-    }
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn gt(a: __m512, b: __m512) -> __mmask16 {
-        _mm512_cmp_ps_mask::<_CMP_GT_OQ>(a, b)
-    }
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn ge(a: __m512, b: __m512) -> __mmask16 {
-        _mm512_cmp_ps_mask::<_CMP_GE_OQ>(a, b)
-    }
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn eq(a: __m512, b: __m512) -> __mmask16 {
-        _mm512_cmp_ps_mask::<_CMP_EQ_OQ>(a, b)
-    }
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn nan(a: __m512) -> __mmask16 {
-        _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(a, a)
-    }
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn select(m: __mmask16, yes: __m512, no: __m512) -> __m512 {
-        _mm512_mask_blend_ps(m, no, yes)
-    }
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn to_float(i: __m512i) -> __m512 {
-        _mm512_cvtepi32_ps(i)
-    }
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn splat_i(x: i32) -> __m512i {
-        _mm512_set1_epi32(x)
-    }
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn load_i(p: *const i32) -> __m512i {
-        _mm512_loadu_si512(p as *const __m512i)
-    }
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn store_i(p: *mut i32, v: __m512i) {
-        _mm512_storeu_si512(p as *mut __m512i, v)
-    }
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn add_i(a: __m512i, b: __m512i) -> __m512i {
-        _mm512_add_epi32(a, b)
-    }
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn sub_i(a: __m512i, b: __m512i) -> __m512i {
-        _mm512_sub_epi32(a, b)
-    }
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn mul_i(a: __m512i, b: __m512i) -> __m512i {
-        _mm512_mullo_epi32(a, b)
-    }
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn shl(a: __m512i, b: __m512i) -> __m512i {
-        _mm512_sllv_epi32(a, b)
-    }
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn shr(a: __m512i, b: __m512i) -> __m512i {
-        _mm512_srlv_epi32(a, b)
-    }
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn and_i(a: __m512i, b: __m512i) -> __m512i {
-        _mm512_and_si512(a, b)
-    }
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn min_i(a: __m512i, b: __m512i) -> __m512i {
-        _mm512_min_epi32(a, b)
-    }
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn max_i(a: __m512i, b: __m512i) -> __m512i {
-        _mm512_max_epi32(a, b)
-    }
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn eq_i(a: __m512i, b: __m512i) -> __mmask16 {
-        _mm512_cmpeq_epi32_mask(a, b)
-    }
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn gt_i(a: __m512i, b: __m512i) -> __mmask16 {
-        _mm512_cmpgt_epi32_mask(a, b)
-    }
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn select_i(m: __mmask16, yes: __m512i, no: __m512i) -> __m512i {
-        _mm512_mask_blend_epi32(m, no, yes)
-    }
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn keep_i(m: __mmask16, v: __m512i) -> __m512i {
-        _mm512_maskz_mov_epi32(m, v)
+    direct! {
+        "avx512f";
+        splat(x: f32) -> __m512 = _mm512_set1_ps(x);
+        load(p: *const f32) -> __m512 = _mm512_loadu_ps(p);
+        store(p: *mut f32, v: __m512) -> () = _mm512_storeu_ps(p, v);
+        add(a: __m512, b: __m512) -> __m512 = _mm512_add_ps(a, b);
+        sub(a: __m512, b: __m512) -> __m512 = _mm512_sub_ps(a, b);
+        mul(a: __m512, b: __m512) -> __m512 = _mm512_mul_ps(a, b);
+        div(a: __m512, b: __m512) -> __m512 = _mm512_div_ps(a, b);
+        min(a: __m512, b: __m512) -> __m512 = _mm512_min_ps(a, b);
+        max(a: __m512, b: __m512) -> __m512 = _mm512_max_ps(a, b);
+        lt(a: __m512, b: __m512) -> __mmask16 = _mm512_cmp_ps_mask::<_CMP_LT_OQ>(a, b);
+        le(a: __m512, b: __m512) -> __mmask16 = _mm512_cmp_ps_mask::<_CMP_LE_OQ>(a, b);
+        gt(a: __m512, b: __m512) -> __mmask16 = _mm512_cmp_ps_mask::<_CMP_GT_OQ>(a, b);
+        ge(a: __m512, b: __m512) -> __mmask16 = _mm512_cmp_ps_mask::<_CMP_GE_OQ>(a, b);
+        eq(a: __m512, b: __m512) -> __mmask16 = _mm512_cmp_ps_mask::<_CMP_EQ_OQ>(a, b);
+        nan(a: __m512) -> __mmask16 = _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(a, a);
+        select(m: __mmask16, yes: __m512, no: __m512) -> __m512 = _mm512_mask_blend_ps(m, no, yes);
+        to_float(i: __m512i) -> __m512 = _mm512_cvtepi32_ps(i);
+        splat_i(x: i32) -> __m512i = _mm512_set1_epi32(x);
+        load_i(p: *const i32) -> __m512i = _mm512_loadu_si512(p as *const __m512i);
+        store_i(p: *mut i32, v: __m512i) -> () = _mm512_storeu_si512(p as *mut __m512i, v);
+        add_i(a: __m512i, b: __m512i) -> __m512i = _mm512_add_epi32(a, b);
+        sub_i(a: __m512i, b: __m512i) -> __m512i = _mm512_sub_epi32(a, b);
+        mul_i(a: __m512i, b: __m512i) -> __m512i = _mm512_mullo_epi32(a, b);
+        shl(a: __m512i, b: __m512i) -> __m512i = _mm512_sllv_epi32(a, b);
+        shr(a: __m512i, b: __m512i) -> __m512i = _mm512_srlv_epi32(a, b);
+        and_i(a: __m512i, b: __m512i) -> __m512i = _mm512_and_si512(a, b);
+        min_i(a: __m512i, b: __m512i) -> __m512i = _mm512_min_epi32(a, b);
+        max_i(a: __m512i, b: __m512i) -> __m512i = _mm512_max_epi32(a, b);
+        eq_i(a: __m512i, b: __m512i) -> __mmask16 = _mm512_cmpeq_epi32_mask(a, b);
+        gt_i(a: __m512i, b: __m512i) -> __mmask16 = _mm512_cmpgt_epi32_mask(a, b);
+        select_i(m: __mmask16, yes: __m512i, no: __m512i) -> __m512i = _mm512_mask_blend_epi32(m, no, yes);
+        keep_i(m: __mmask16, v: __m512i) -> __m512i = _mm512_maskz_mov_epi32(m, v);
+        select_m(m: __mmask16, yes: __mmask16, no: __mmask16) -> __mmask16 = (m & yes) | (!m & no);
+        and(a: __mmask16, b: __mmask16) -> __mmask16 = a & b;
+        or(a: __mmask16, b: __mmask16) -> __mmask16 = a | b;
+        xor(a: __mmask16, b: __mmask16) -> __mmask16 = a ^ b;
+        and_not(a: __mmask16, b: __mmask16) -> __mmask16 = !a & b;
+        not(a: __mmask16) -> __mmask16 = !a;
+        bits(m: __mmask16) -> u32 = m as u32;
+        mask_of(i: __m512i) -> __mmask16 = _mm512_test_epi32_mask(i, i);
     }
     #[inline]
     #[target_feature(enable = "avx512f")]
@@ -554,46 +293,5 @@ impl Simd for Avx512 {
         let (a, b) = split(first);
         let (c, d) = split(second);
         [a, b, c, d]
-    }
-
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn select_m(m: __mmask16, yes: __mmask16, no: __mmask16) -> __mmask16 {
-        (m & yes) | (!m & no)
-    }
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn and(a: __mmask16, b: __mmask16) -> __mmask16 {
-        a & b
-    }
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn or(a: __mmask16, b: __mmask16) -> __mmask16 {
-        a | b
-    }
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn xor(a: __mmask16, b: __mmask16) -> __mmask16 {
-        a ^ b
-    }
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn and_not(a: __mmask16, b: __mmask16) -> __mmask16 {
-        !a & b
-    }
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn not(a: __mmask16) -> __mmask16 {
-        !a
-    }
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn bits(m: __mmask16) -> u32 {
-        m as u32
-    }
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn mask_of(i: __m512i) -> __mmask16 {
-        _mm512_test_epi32_mask(i, i)
     }
 }
