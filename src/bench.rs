@@ -14,6 +14,7 @@ use glam::Vec3;
 use rayon::prelude::*;
 use serde::Serialize;
 
+use crate::accel::isa::Isa;
 use crate::accel::{Bvh, HeightField, Ray};
 use crate::error::{Error, Result};
 use crate::mesh::TriangleMesh;
@@ -265,6 +266,11 @@ pub struct Report {
     pub threads: usize,
     /// Triangles traced.
     pub triangles: usize,
+    /// The SIMD copy of the kernels that ran: `avx512` (the grid walks
+    /// sixteen lanes, the BVH its AVX-512 copies), `avx2` (the grid walks
+    /// eight lanes), `avx` (the BVH's AVX copies; the grid one ray at a
+    /// time) or `scalar`.
+    pub simd: &'static str,
 }
 
 /// Builds the acceleration structure over `geometry` and traces the
@@ -318,6 +324,7 @@ pub fn run(geometry: Geometry, threads: usize, reps: usize) -> Result<Report> {
         occluded: cn.occluded,
         threads,
         triangles,
+        simd: Isa::best().map_or("scalar", Isa::name),
     })
 }
 

@@ -802,7 +802,7 @@ fn bench_command(args: BenchArgs) -> Result<ExitCode> {
         );
     } else {
         println!(
-            "{} triangles (loaded in {:.0} ms) | {} build {:.0} ms, {:.1} bytes/triangle, peak RSS {:.0} MiB\n\
+            "{} triangles (loaded in {:.0} ms) | {} build {:.0} ms, {:.1} bytes/triangle, peak RSS {:.0} MiB | SIMD {}\n\
              primary: {:.2} Mrays/s on 1 thread, {:.2} on {} ({:.2}×) | shadow: {:.2} / {:.2} Mrays/s ({:.2}×)\n\
              hits {} occluded {}",
             r.triangles,
@@ -811,6 +811,7 @@ fn bench_command(args: BenchArgs) -> Result<ExitCode> {
             r.build_ms,
             r.bytes_per_triangle,
             r.peak_rss_mib,
+            r.simd,
             r.primary_mrays_1t,
             r.primary_mrays,
             r.threads,

@@ -46,6 +46,15 @@ impl Isa {
         best
     }
 
+    /// The lowercase name of the set: `avx`, `avx2` or `avx512`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Isa::Avx => "avx",
+            Isa::Avx2 => "avx2",
+            Isa::Avx512 => "avx512",
+        }
+    }
+
     /// Whether this CPU runs code compiled for `self` (the standard
     /// library caches what the CPU has).
     #[inline(always)]

@@ -51,9 +51,15 @@ fn heightmap_and_obj_of_the_same_terrain_give_the_same_checksums() {
         "hits",
         "occluded",
         "threads",
+        "simd",
     ] {
         assert!(a.get(key).is_some(), "JSON has {key}");
     }
+    assert!(
+        ["avx512", "avx2", "avx", "scalar"].contains(&a["simd"].as_str().unwrap()),
+        "{}",
+        a["simd"]
+    );
     assert_eq!(a["triangles"], 2 * 64 * 64);
     assert_eq!((&a["hits"], &a["occluded"]), (&b["hits"], &b["occluded"]));
     // Most of the 1920 × 1080 rays see the terrain from this camera.
