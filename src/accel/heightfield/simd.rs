@@ -82,7 +82,8 @@ pub(super) trait Simd: Copy {
     /// `table[index]` per lane, for indices in 0..16.
     unsafe fn lookup(table: &[i32; 16], index: Self::I) -> Self::I;
     /// Per lane, the f32 pairs at `data[first]` and `data[second]`, as four
-    /// vectors: first.0, first.1, second.0, second.1.
+    /// vectors: first.0, first.1, second.0, second.1. Every index, and
+    /// the one after it, must be within `data`'s allocation.
     unsafe fn pairs(data: *const f32, first: Self::I, second: Self::I) -> [Self::F; 4];
 
     /// `yes` in the lanes of `m`, `no` elsewhere.
