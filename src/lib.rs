@@ -3,9 +3,10 @@
 //! Data flows one way: scene file → [`scene::Scene`] → [`world::World`]
 //! (terrain mesh + BVH) → [`camera::Camera`] rays → tiles rendered in
 //! parallel ([`render`]) → [`render::Framebuffer`] → PNG ([`output`]).
-// The places allowed unsafe code are the heightfield's AVX2 lanes
-// (`accel::heightfield::lanes`) and the wide BVH's 8-wide box test
-// (`accel::wide`): intrinsics behind a run-time CPU check.
+// The places allowed unsafe code are the SIMD kernels: the heightfield's
+// lanes and their lane vectors (`accel::heightfield::{lanes, simd}`), the
+// wide BVH's 8-wide box test (`accel::wide`) and its octets
+// (`accel::octet`): intrinsics behind a run-time CPU check.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 

@@ -48,8 +48,8 @@ fn check_rays(g: &TerrainGrid, rays: &[(Ray, f32)]) -> Result<usize, TestCaseErr
     Ok(hits)
 }
 
-/// Batches (eight AVX2 lanes where the CPU has them) give bit for bit what
-/// one ray at a time gives.
+/// Batches (eight AVX2 lanes or sixteen AVX-512 lanes, where the CPU has
+/// them) give bit for bit what one ray at a time gives.
 fn check_batches(field: &HeightField, rays: &[(Ray, f32)]) -> Result<(), TestCaseError> {
     let (list, t_max): (Vec<Ray>, Vec<f32>) = rays.iter().copied().unzip();
     let mut hits = vec![None; rays.len()];
