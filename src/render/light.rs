@@ -101,7 +101,6 @@ pub fn sky_light(
     occluded: &mut impl FnMut(&Ray, f32) -> bool,
     sky: &Sky,
     settings: &SkyLight,
-    sun: &Sun,
     p: Vec3,
     n: Vec3,
     ng: Vec3,
@@ -109,12 +108,12 @@ pub fn sky_light(
     rays: &mut u64,
 ) -> Vec3 {
     if settings.samples == 0 {
-        return sky.ambient(n, sun.direction);
+        return sky.ambient(n);
     }
     let mut sum = Vec3::ZERO;
     for k in 0..settings.samples {
         if let Some(dir) = open_sky_direction(occluded, settings.distance, p, n, ng, rng, k, rays) {
-            sum += sky.radiance(dir, sun.direction, Vec3::ZERO);
+            sum += sky.radiance_without_glow(dir);
         }
     }
     sum / settings.samples as f32 * sky.ambient_strength()

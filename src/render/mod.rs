@@ -371,17 +371,7 @@ fn lights(
     let (p, n, ng) = (hit.point, hit.normal, hit.geometric_normal);
     let sun = &scene.sun;
     let sun_e = light::sun_light(occluded, sun, p, n, ng, rng, rays);
-    let sky_l = light::sky_light(
-        occluded,
-        &scene.sky,
-        &scene.sky_light,
-        sun,
-        p,
-        n,
-        ng,
-        rng,
-        rays,
-    );
+    let sky_l = light::sky_light(occluded, &scene.sky, &scene.sky_light, p, n, ng, rng, rays);
     (sun_e, sky_l)
 }
 

@@ -270,6 +270,25 @@ impl Sky {
     /// glow around it; the physical models have their own).
     #[inline]
     pub fn radiance(&self, d: Vec3, sun: Vec3, sun_color: Vec3) -> Vec3 {
+        let sky = self.radiance_without_glow(d);
+        match self {
+            Sky::Gradient { .. } => {
+                let c = d.dot(sun).max(0.0);
+                let c2 = c * c;
+                let c8 = c2 * c2 * c2 * c2;
+                let glow = 0.08 * c8 + 4.0 * c8 * c8 * c8 * c8 * c8 * c8 * c8 * c8;
+                sky + sun_color * glow * 0.3
+            }
+            Sky::Preetham(_) | Sky::Mars(_) => sky,
+        }
+    }
+
+    /// Radiance along unit direction `d` without the gradient sky's glow
+    /// around the sun: the sky as light on surfaces, which the sun lights
+    /// on its own (the physical models' brightening near the sun stays: it
+    /// is their sky).
+    #[inline]
+    pub fn radiance_without_glow(&self, d: Vec3) -> Vec3 {
         match self {
             Sky::Gradient {
                 zenith,
@@ -277,23 +296,12 @@ impl Sky {
                 ground,
                 ..
             } => {
-                let base = if d.y >= 0.0 {
+                if d.y >= 0.0 {
                     // sqrt keeps the bright band near the horizon narrow.
                     horizon.lerp(*zenith, d.y.sqrt())
                 } else {
                     horizon.lerp(*ground, (-d.y * 8.0).min(1.0))
-                };
-                // The glow scales the sun's colour: none to add without one
-                // (sky light asks so, twice a hit), and the same bits as
-                // adding its zero (glow is finite and not negative).
-                if sun_color == Vec3::ZERO {
-                    return base;
                 }
-                let c = d.dot(sun).max(0.0);
-                let c2 = c * c;
-                let c8 = c2 * c2 * c2 * c2;
-                let glow = 0.08 * c8 + 4.0 * c8 * c8 * c8 * c8 * c8 * c8 * c8 * c8;
-                base + sun_color * glow * 0.3
             }
             Sky::Preetham(p) => p.radiance(d),
             Sky::Mars(m) => m.radiance(d),
@@ -312,10 +320,10 @@ impl Sky {
     /// Unoccluded sky light on a surface with unit normal `n`, as the
     /// radiance that an albedo multiplies: the sky straight along the normal
     /// and at the horizon, averaged. Used when no occlusion rays are traced.
-    pub fn ambient(&self, n: Vec3, sun: Vec3) -> Vec3 {
+    pub fn ambient(&self, n: Vec3) -> Vec3 {
         let side = Vec3::new(n.x, 0.0, n.z).normalize_or(Vec3::X);
-        let along = self.radiance(n, sun, Vec3::ZERO);
-        let across = self.radiance(side, sun, Vec3::ZERO);
+        let along = self.radiance_without_glow(n);
+        let across = self.radiance_without_glow(side);
         (along * 0.6 + across * 0.4) * self.ambient_strength()
     }
 }
@@ -371,11 +379,10 @@ mod tests {
             ground: Vec3::X,
             ambient: 2.0,
         };
-        let away = Vec3::NEG_Y;
         // Up: 0.6·zenith + 0.4·horizon, times the strength 2.
-        assert_eq!(sky.ambient(Vec3::Y, away), Vec3::new(0.0, 0.8, 1.2));
+        assert_eq!(sky.ambient(Vec3::Y), Vec3::new(0.0, 0.8, 1.2));
         // Down: 0.6·ground + 0.4·horizon.
-        assert_eq!(sky.ambient(Vec3::NEG_Y, away), Vec3::new(1.2, 0.8, 0.0));
+        assert_eq!(sky.ambient(Vec3::NEG_Y), Vec3::new(1.2, 0.8, 0.0));
     }
 
     /// Preetham appendix A.2 by hand, T = 3, sun 30° from the zenith
