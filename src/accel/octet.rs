@@ -33,7 +33,7 @@ use super::wide::WideTree;
 pub const OCTET: usize = 8;
 
 /// The indices of the set bits of `mask`, lowest first: the rays of an
-/// octet that a mask names.
+/// octet that a mask names (or the SIMD lanes, in the terrain's walk).
 #[inline(always)]
 pub fn rays_of(mask: u32) -> impl Iterator<Item = usize> {
     let mut left = mask;

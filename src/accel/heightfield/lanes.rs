@@ -41,6 +41,7 @@ use super::simd::{Avx2, Avx512, Simd, MAX_LANES};
 use super::{HeightField, Hint, Query, Start};
 use crate::accel::bvh::Hit;
 use crate::accel::isa::Isa;
+use crate::accel::octet::rays_of;
 use crate::accel::ray::{Ray, CULL_SLACK, ROBUST_FAR};
 
 /// The grid lines of one axis as [`crate::terrain::TerrainGrid::position`]
@@ -270,20 +271,15 @@ impl Starts {
         self.miss = !(_mm256_movemask_ps(inside) as u32) & lanes;
         self.alone = 0;
         // Rays with a zero x or z direction may run along a grid line.
-        let mut zero_dir = zero_dir & lanes & !self.miss;
-        while zero_dir != 0 {
-            let lane = zero_dir.trailing_zeros() as usize;
-            zero_dir &= zero_dir - 1;
+        for lane in rays_of(zero_dir & lanes & !self.miss) {
             if field.runs_along_a_line(&rays[first + lane]) != (false, false) {
                 self.alone |= 1 << lane;
             }
         }
         // Wrong guesses: the scalar search.
         let at_top = _mm256_movemask_ps(_mm256_castsi256_ps(at_top)) as u32;
-        let mut wrong = !(i_ok & j_ok) & lanes & !self.miss & !self.alone & !at_top;
-        while wrong != 0 {
-            let lane = wrong.trailing_zeros() as usize;
-            wrong &= wrong - 1;
+        let wrong = !(i_ok & j_ok) & lanes & !self.miss & !self.alone & !at_top;
+        for lane in rays_of(wrong) {
             let [bi, bj] =
                 field.block_at(&rays[first + lane], self.t[lane], self.level[lane] as u32);
             self.bi[lane] = bi as i32;
@@ -656,10 +652,7 @@ unsafe fn walk_lanes<S: Simd, Q: Query>(
                     best.offer(&second, S::add_i(first_id, one), simd);
                     best.store(s);
                 }
-                let mut scalar = S::bits(scalar);
-                while scalar != 0 {
-                    let lane = scalar.trailing_zeros() as usize;
-                    scalar &= scalar - 1;
+                for lane in rays_of(S::bits(scalar)) {
                     let (i, j) = (s.bi[lane] as usize, s.bj[lane] as usize);
                     let ray = &rays[s.ray[lane] as usize];
                     if Q::ANY {
@@ -677,10 +670,8 @@ unsafe fn walk_lanes<S: Simd, Q: Query>(
                     }
                 }
                 // An occluded ray keeps a mark of its hit for `finish`.
-                for lane in 0..lanes {
-                    if stopped & (1 << lane) != 0 {
-                        s.best_triangle[lane] = 0;
-                    }
+                for lane in rays_of(stopped) {
+                    s.best_triangle[lane] = 0;
                 }
                 t_best = f(&s.t_best);
             }
@@ -732,10 +723,7 @@ unsafe fn walk_lanes<S: Simd, Q: Query>(
 
             // Lanes whose ray is done take the next one.
             let done = S::and_not(descend, S::or(finished, S::not(on_grid)));
-            let mut done = S::bits(S::and(done, active)) | stopped;
-            while done != 0 {
-                let lane = done.trailing_zeros() as usize;
-                done &= done - 1;
+            for lane in rays_of(S::bits(S::and(done, active)) | stopped) {
                 fill(field, &mut batch, s, lane, query);
             }
         }
