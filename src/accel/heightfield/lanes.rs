@@ -423,11 +423,6 @@ struct State {
     bj: [i32; MAX_LANES],
     /// Index of the lane's ray in the batch; −1 for an empty lane.
     ray: [i32; MAX_LANES],
-    /// All ones where the ray travels toward +x (+z), else zero.
-    fwd_x: [i32; MAX_LANES],
-    fwd_z: [i32; MAX_LANES],
-    /// All ones where the ray does not climb.
-    descending: [i32; MAX_LANES],
     /// The watertight test's shear, and its dominant axis as masks (all
     /// ones where it is x, where it is y; z otherwise).
     sx: [f32; MAX_LANES],
@@ -553,6 +548,7 @@ unsafe fn walk_lanes<S: Simd, Q: Query>(
     let cols = S::splat_i(field.cols as i32);
     let top = S::splat_i(field.top as i32);
     let zero = S::splat_i(0);
+    let zero_f = S::splat(0.0);
     let slack = S::splat(CULL_SLACK);
     let robust_far = S::splat(ROBUST_FAR);
     let f = |v: &[f32; MAX_LANES]| S::load(v.as_ptr());
@@ -567,10 +563,13 @@ unsafe fn walk_lanes<S: Simd, Q: Query>(
                 continue;
             }
             let (level, bi, bj) = (i(&s.level), i(&s.bi), i(&s.bj));
-            let (fwd_x, fwd_z) = (S::mask_of(i(&s.fwd_x)), S::mask_of(i(&s.fwd_z)));
             let (ox, oy, oz) = (f(&s.ox), f(&s.oy), f(&s.oz));
             let (inv_x, inv_z) = (f(&s.inv_x), f(&s.inv_z));
             let (dy, eps, t_leave, t) = (f(&s.dy), f(&s.eps), f(&s.t_leave), f(&s.t));
+            // Lanes whose ray travels toward +x (+z), and whose ray does
+            // not climb: as the scalar walk tests them.
+            let (fwd_x, fwd_z) = (S::gt(inv_x, zero_f), S::gt(inv_z, zero_f));
+            let descending = S::le(dy, zero_f);
 
             // The block's exit faces: the far side on each axis.
             let col = S::min_i(S::shl(S::add_i(bj, S::keep_i(fwd_x, one)), level), cw);
@@ -603,7 +602,6 @@ unsafe fn walk_lanes<S: Simd, Q: Query>(
             // The ray's height at both ends of its stretch in the block.
             let ya = S::add(oy, S::mul(dy, t));
             let yb = S::add(oy, S::mul(dy, t_limit));
-            let descending = S::mask_of(i(&s.descending));
             let y_low = S::select(descending, yb, ya);
             let y_high = S::select(descending, ya, yb);
             let overlaps = S::and(
@@ -797,9 +795,6 @@ fn fill(
         s.bi[lane] = start.block[0] as i32;
         s.bj[lane] = start.block[1] as i32;
         s.ray[lane] = k as i32;
-        s.fwd_x[lane] = -((inv.x > 0.0) as i32);
-        s.fwd_z[lane] = -((inv.z > 0.0) as i32);
-        s.descending[lane] = -((d.y <= 0.0) as i32);
         let (shear, kz) = ray.shear();
         s.sx[lane] = shear.x;
         s.sy[lane] = shear.y;
