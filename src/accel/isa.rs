@@ -21,8 +21,8 @@ pub enum Isa {
     Avx,
     /// AVX2: 8-wide integer arithmetic and permutes as well.
     Avx2,
-    /// AVX-512 F and VL on top of AVX2: the same 8-wide operations with
-    /// more registers and mask registers.
+    /// AVX-512 F and VL on top of AVX2: the BVH's 8-wide operations with
+    /// more registers and mask registers; the terrain walk in 16 lanes.
     Avx512,
 }
 

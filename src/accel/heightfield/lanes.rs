@@ -507,6 +507,7 @@ unsafe fn walk_lanes<S: Simd, Q: Query>(
     query: &mut Q,
 ) {
     let lanes = S::LANES;
+    const { assert!(S::LANES <= MAX_LANES, "the state holds MAX_LANES lanes") };
     let mut base = [0i32; LANE_LEVELS as usize];
     for (b, &l) in base.iter_mut().zip(&field.level_base) {
         *b = l as i32;
