@@ -15,7 +15,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::accel::isa::Isa;
-use crate::accel::{Bvh, HeightField, Ray};
+use crate::accel::{Bvh, HeightField, Hit, Ray};
 use crate::error::{Error, Result};
 use crate::mesh::TriangleMesh;
 use crate::render::{patch_order, Rect, PATCH};
@@ -69,46 +69,70 @@ impl Accel {
         }
     }
 
-    /// Distance and unit geometric normal of the closest hit of each ray
-    /// (a field traces the batch at once).
-    fn intersect(&self, rays: &[Ray]) -> Vec<Option<(f32, Vec3)>> {
+    /// Distance and unit geometric normal of the closest hit of each ray,
+    /// into `out[slot[k]]` for ray k; `scratch` is the caller's, reused
+    /// from batch to batch (a field traces the batch at once).
+    fn intersect(
+        &self,
+        rays: &[Ray],
+        slots: &[usize],
+        scratch: &mut Scratch,
+        out: &mut [Option<(f32, Vec3)>],
+    ) {
+        scratch.prepare(rays.len());
+        let (t_max, hits) = (&scratch.t_max, &mut scratch.hits);
         match self {
             Accel::Field(f) => {
-                let mut hits = vec![None; rays.len()];
-                f.intersect_batch(rays, &vec![f32::INFINITY; rays.len()], &mut hits);
-                hits.iter()
-                    .map(|h| {
-                        h.map(|h| {
-                            let [a, b, c] = f.triangle(h.triangle);
-                            (h.t, crate::mesh::face_normal(a, b, c))
-                        })
-                    })
-                    .collect()
+                f.intersect_batch(rays, t_max, hits);
+                for (&slot, h) in slots.iter().zip(hits.iter()) {
+                    out[slot] = h.map(|h| {
+                        let [a, b, c] = f.triangle(h.triangle);
+                        (h.t, crate::mesh::face_normal(a, b, c))
+                    });
+                }
             }
             Accel::Mesh(b, m) => {
-                let mut hits = vec![None; rays.len()];
-                b.intersect_batch(rays, &vec![f32::INFINITY; rays.len()], &mut hits);
-                hits.iter()
-                    .map(|h| h.map(|h| (h.t, m.face_normal(h.triangle as usize))))
-                    .collect()
+                b.intersect_batch(rays, t_max, hits);
+                for (&slot, h) in slots.iter().zip(hits.iter()) {
+                    out[slot] = h.map(|h| (h.t, m.face_normal(h.triangle as usize)));
+                }
             }
         }
     }
 
     /// How many of the rays are blocked.
-    fn occluded(&self, rays: &[Ray]) -> u64 {
+    fn occluded(&self, rays: &[Ray], scratch: &mut Scratch) -> u64 {
+        scratch.prepare(rays.len());
+        let blocked = &mut scratch.blocked[..rays.len()];
         match self {
-            Accel::Field(f) => {
-                let mut blocked = vec![false; rays.len()];
-                f.occluded_batch(rays, &vec![f32::INFINITY; rays.len()], &mut blocked);
-                blocked.iter().filter(|&&b| b).count() as u64
-            }
-            Accel::Mesh(b, _) => {
-                let mut blocked = vec![false; rays.len()];
-                b.occluded_batch(rays, &vec![f32::INFINITY; rays.len()], &mut blocked);
-                blocked.iter().filter(|&&b| b).count() as u64
-            }
+            Accel::Field(f) => f.occluded_batch(rays, &scratch.t_max, blocked),
+            Accel::Mesh(b, _) => b.occluded_batch(rays, &scratch.t_max, blocked),
         }
+        blocked.iter().filter(|&&b| b).count() as u64
+    }
+}
+
+/// A thread's buffers for its batches, kept from one batch to the next:
+/// allocating them for each band of rays cost the passes page faults and
+/// copies that the peer program does not have.
+#[derive(Default)]
+struct Scratch {
+    rays: Vec<Ray>,
+    /// `f32::INFINITY` for every ray of the largest batch so far.
+    t_max: Vec<f32>,
+    hits: Vec<Option<Hit>>,
+    blocked: Vec<bool>,
+}
+
+impl Scratch {
+    /// Room for a batch of `n` rays, answers cleared; `t_max` holds
+    /// exactly `n`.
+    fn prepare(&mut self, n: usize) {
+        self.t_max.resize(n, f32::INFINITY);
+        self.hits.clear();
+        self.hits.resize(n, None);
+        self.blocked.clear();
+        self.blocked.resize(n, false);
     }
 }
 
@@ -200,33 +224,42 @@ fn trace_once(accel: &Accel, hits: &mut [Option<(f32, Vec3)>]) -> (Counts, PassT
         x1: WIDTH,
         y1: PATCH,
     });
+    // Where each ray of a band puts its hit in the band's rows.
+    let slots: Vec<usize> = order
+        .iter()
+        .map(|&(px, dy)| (dy * WIDTH + px) as usize)
+        .collect();
     hits.par_chunks_mut((WIDTH * PATCH) as usize)
         .enumerate()
-        .for_each(|(band, out)| {
+        .for_each_init(Scratch::default, |scratch, (band, out)| {
             let y0 = band as u32 * PATCH;
-            let rays: Vec<Ray> = order
-                .iter()
-                .map(|&(px, dy)| Ray::new(pos, camera_dir(fwd, right, up, px, y0 + dy)))
-                .collect();
-            for (&(px, dy), hit) in order.iter().zip(accel.intersect(&rays)) {
-                out[(dy * WIDTH + px) as usize] = hit;
-            }
+            let mut rays = std::mem::take(&mut scratch.rays);
+            rays.clear();
+            rays.extend(
+                order
+                    .iter()
+                    .map(|&(px, dy)| Ray::new(pos, camera_dir(fwd, right, up, px, y0 + dy))),
+            );
+            accel.intersect(&rays, &slots, scratch, out);
+            scratch.rays = rays;
         });
     let primary = t0.elapsed();
     let t1 = Instant::now();
     let occluded: u64 = (0..HEIGHT)
         .into_par_iter()
-        .map(|py| {
-            let rays: Vec<Ray> = (0..WIDTH)
-                .filter_map(|px| {
-                    let (t, n) = hits[(py * WIDTH + px) as usize]?;
-                    let d = camera_dir(fwd, right, up, px, py);
-                    let n = if n.dot(d) > 0.0 { -n } else { n };
-                    let origin = pos + d * t + n * 1e-3;
-                    Some(Ray::new(origin, sun))
-                })
-                .collect();
-            accel.occluded(&rays)
+        .map_init(Scratch::default, |scratch, py| {
+            let mut rays = std::mem::take(&mut scratch.rays);
+            rays.clear();
+            rays.extend((0..WIDTH).filter_map(|px| {
+                let (t, n) = hits[(py * WIDTH + px) as usize]?;
+                let d = camera_dir(fwd, right, up, px, py);
+                let n = if n.dot(d) > 0.0 { -n } else { n };
+                let origin = pos + d * t + n * 1e-3;
+                Some(Ray::new(origin, sun))
+            }));
+            let blocked = accel.occluded(&rays, scratch);
+            scratch.rays = rays;
+            blocked
         })
         .sum();
     let shadow = t1.elapsed();
