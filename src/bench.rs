@@ -70,17 +70,15 @@ impl Accel {
     }
 
     /// Distance and unit geometric normal of the closest hit of each ray,
-    /// into `out[slot[k]]` for ray k; `scratch` is the caller's, reused
-    /// from batch to batch (a field traces the batch at once).
+    /// into `out[slot[k]]` for ray k (a field traces the batch at once).
     fn intersect(
         &self,
         rays: &[Ray],
         slots: &[usize],
-        scratch: &mut Scratch,
+        answers: &mut Answers,
         out: &mut [Option<(f32, Vec3)>],
     ) {
-        scratch.prepare(rays.len());
-        let (t_max, hits) = (&scratch.t_max, &mut scratch.hits);
+        let (t_max, hits) = answers.closest(rays.len());
         match self {
             Accel::Field(f) => {
                 f.intersect_batch(rays, t_max, hits);
@@ -101,38 +99,42 @@ impl Accel {
     }
 
     /// How many of the rays are blocked.
-    fn occluded(&self, rays: &[Ray], scratch: &mut Scratch) -> u64 {
-        scratch.prepare(rays.len());
-        let blocked = &mut scratch.blocked[..rays.len()];
+    fn occluded(&self, rays: &[Ray], answers: &mut Answers) -> u64 {
+        let (t_max, blocked) = answers.occluded(rays.len());
         match self {
-            Accel::Field(f) => f.occluded_batch(rays, &scratch.t_max, blocked),
-            Accel::Mesh(b, _) => b.occluded_batch(rays, &scratch.t_max, blocked),
+            Accel::Field(f) => f.occluded_batch(rays, t_max, blocked),
+            Accel::Mesh(b, _) => b.occluded_batch(rays, t_max, blocked),
         }
         blocked.iter().filter(|&&b| b).count() as u64
     }
 }
 
-/// A thread's buffers for its batches, kept from one batch to the next:
-/// allocating them for each band of rays cost the passes page faults and
-/// copies that the peer program does not have.
+/// A thread's answer buffers, kept from one batch to the next (with its
+/// ray buffer): allocating them for each band of rays cost the passes
+/// page faults and copies that the peer program does not have.
 #[derive(Default)]
-struct Scratch {
-    rays: Vec<Ray>,
-    /// `f32::INFINITY` for every ray of the largest batch so far.
+struct Answers {
+    /// `f32::INFINITY` for each ray of the batch.
     t_max: Vec<f32>,
     hits: Vec<Option<Hit>>,
     blocked: Vec<bool>,
 }
 
-impl Scratch {
-    /// Room for a batch of `n` rays, answers cleared; `t_max` holds
-    /// exactly `n`.
-    fn prepare(&mut self, n: usize) {
+impl Answers {
+    /// The limits and the cleared hit slots of a batch of `n` rays.
+    fn closest(&mut self, n: usize) -> (&[f32], &mut [Option<Hit>]) {
         self.t_max.resize(n, f32::INFINITY);
         self.hits.clear();
         self.hits.resize(n, None);
+        (&self.t_max, &mut self.hits)
+    }
+
+    /// The limits and the cleared answers of a batch of `n` shadow rays.
+    fn occluded(&mut self, n: usize) -> (&[f32], &mut [bool]) {
+        self.t_max.resize(n, f32::INFINITY);
         self.blocked.clear();
         self.blocked.resize(n, false);
+        (&self.t_max, &mut self.blocked)
     }
 }
 
@@ -231,36 +233,37 @@ fn trace_once(accel: &Accel, hits: &mut [Option<(f32, Vec3)>]) -> (Counts, PassT
         .collect();
     hits.par_chunks_mut((WIDTH * PATCH) as usize)
         .enumerate()
-        .for_each_init(Scratch::default, |scratch, (band, out)| {
-            let y0 = band as u32 * PATCH;
-            let mut rays = std::mem::take(&mut scratch.rays);
-            rays.clear();
-            rays.extend(
-                order
-                    .iter()
-                    .map(|&(px, dy)| Ray::new(pos, camera_dir(fwd, right, up, px, y0 + dy))),
-            );
-            accel.intersect(&rays, &slots, scratch, out);
-            scratch.rays = rays;
-        });
+        .for_each_init(
+            || (Vec::new(), Answers::default()),
+            |(rays, answers), (band, out)| {
+                let y0 = band as u32 * PATCH;
+                rays.clear();
+                rays.extend(
+                    order
+                        .iter()
+                        .map(|&(px, dy)| Ray::new(pos, camera_dir(fwd, right, up, px, y0 + dy))),
+                );
+                accel.intersect(rays, &slots, answers, out);
+            },
+        );
     let primary = t0.elapsed();
     let t1 = Instant::now();
     let occluded: u64 = (0..HEIGHT)
         .into_par_iter()
-        .map_init(Scratch::default, |scratch, py| {
-            let mut rays = std::mem::take(&mut scratch.rays);
-            rays.clear();
-            rays.extend((0..WIDTH).filter_map(|px| {
-                let (t, n) = hits[(py * WIDTH + px) as usize]?;
-                let d = camera_dir(fwd, right, up, px, py);
-                let n = if n.dot(d) > 0.0 { -n } else { n };
-                let origin = pos + d * t + n * 1e-3;
-                Some(Ray::new(origin, sun))
-            }));
-            let blocked = accel.occluded(&rays, scratch);
-            scratch.rays = rays;
-            blocked
-        })
+        .map_init(
+            || (Vec::new(), Answers::default()),
+            |(rays, answers), py| {
+                rays.clear();
+                rays.extend((0..WIDTH).filter_map(|px| {
+                    let (t, n) = hits[(py * WIDTH + px) as usize]?;
+                    let d = camera_dir(fwd, right, up, px, py);
+                    let n = if n.dot(d) > 0.0 { -n } else { n };
+                    let origin = pos + d * t + n * 1e-3;
+                    Some(Ray::new(origin, sun))
+                }));
+                accel.occluded(rays, answers)
+            },
+        )
         .sum();
     let shadow = t1.elapsed();
     let counts = Counts {
