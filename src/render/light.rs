@@ -49,11 +49,36 @@ pub fn cosine_hemisphere(n: Vec3, u: (f32, f32)) -> Vec3 {
     (t * (r * phi.cos()) + b * (r * phi.sin()) + n * (1.0 - u.0).max(0.0).sqrt()).normalize()
 }
 
-/// The shadow ray from `p` (shading normal `n`, geometric normal `ng`) to
-/// a point of the sun's disc, with the cosine between its direction and
-/// `n`; None when that point is below either surface.
+/// A secondary ray the shading asks about: from `p` lifted off the surface
+/// along the geometric normal `ng`, toward `dir`, within `t_max`. The ray
+/// itself, with its reciprocal direction and shear, is built only where
+/// it is traced ([`Probe::ray`]): a tile lists its probes' rays once and
+/// then shades with their answers.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Probe {
+    /// The surface point.
+    pub p: Vec3,
+    /// Its geometric normal (unit, facing the side the ray leaves from).
+    pub ng: Vec3,
+    /// Unit direction.
+    pub dir: Vec3,
+    /// How far the ray looks.
+    pub t_max: f32,
+}
+
+impl Probe {
+    /// The ray to trace.
+    #[inline]
+    pub fn ray(&self) -> Ray {
+        Ray::new(self.p + self.ng * ray_offset(self.p), self.dir)
+    }
+}
+
+/// The shadow probe from `p` (shading normal `n`, geometric normal `ng`)
+/// toward a point of the sun's disc, with the cosine between its direction
+/// and `n`; None when that point is below either surface.
 #[inline(always)]
-pub fn sun_ray(sun: &Sun, p: Vec3, n: Vec3, ng: Vec3, rng: &SampleRng) -> Option<(Ray, f32)> {
+pub fn sun_probe(sun: &Sun, p: Vec3, n: Vec3, ng: Vec3, rng: &SampleRng) -> Option<(Probe, f32)> {
     // A point sun needs no random numbers (sample_cone would ignore them).
     let dir = if sun.angular_radius > 0.0 {
         sample_cone(sun.direction, sun.angular_radius, rng.pair(STREAM_SUN, 0))
@@ -64,14 +89,20 @@ pub fn sun_ray(sun: &Sun, p: Vec3, n: Vec3, ng: Vec3, rng: &SampleRng) -> Option
     if cos <= 0.0 || ng.dot(dir) <= 0.0 {
         return None;
     }
-    Some((Ray::new(p + ng * ray_offset(p), dir), cos))
+    let probe = Probe {
+        p,
+        ng,
+        dir,
+        t_max: f32::INFINITY,
+    };
+    Some((probe, cos))
 }
 
 /// Irradiance from the sun at `p` (shading normal `n`, geometric normal
 /// `ng`), with one shadow ray toward a point of the sun's disc.
 #[inline]
 pub fn sun_light(
-    occluded: &mut impl FnMut(&Ray, f32) -> bool,
+    occluded: &mut impl FnMut(&Probe) -> bool,
     sun: &Sun,
     p: Vec3,
     n: Vec3,
@@ -79,11 +110,11 @@ pub fn sun_light(
     rng: &SampleRng,
     rays: &mut u64,
 ) -> Vec3 {
-    let Some((shadow, cos)) = sun_ray(sun, p, n, ng, rng) else {
+    let Some((shadow, cos)) = sun_probe(sun, p, n, ng, rng) else {
         return Vec3::ZERO;
     };
     *rays += 1;
-    if occluded(&shadow, f32::INFINITY) {
+    if occluded(&shadow) {
         Vec3::ZERO
     } else {
         sun.radiance * cos
@@ -98,7 +129,7 @@ pub fn sun_light(
 #[inline]
 #[allow(clippy::too_many_arguments)]
 pub fn sky_light(
-    occluded: &mut impl FnMut(&Ray, f32) -> bool,
+    occluded: &mut impl FnMut(&Probe) -> bool,
     sky: &Sky,
     settings: &SkyLight,
     p: Vec3,
@@ -119,15 +150,28 @@ pub fn sky_light(
     sum / settings.samples as f32 * sky.ambient_strength()
 }
 
-/// The occlusion ray of sky-light sample `k` at `p`: a cosine-weighted
-/// direction around `n`, if it leaves the surface.
+/// The occlusion probe of sky-light sample `k` at `p`: a cosine-weighted
+/// direction around `n`, if it leaves the surface, looking as far as
+/// `distance`.
 #[inline(always)]
-pub fn sky_ray(p: Vec3, n: Vec3, ng: Vec3, rng: &SampleRng, k: u32) -> Option<Ray> {
+pub fn sky_probe(
+    p: Vec3,
+    n: Vec3,
+    ng: Vec3,
+    rng: &SampleRng,
+    k: u32,
+    distance: f32,
+) -> Option<Probe> {
     let dir = cosine_hemisphere(n, rng.pair(STREAM_SKY, k));
     if ng.dot(dir) <= 0.0 {
         return None; // below the actual surface
     }
-    Some(Ray::new(p + ng * ray_offset(p), dir))
+    Some(Probe {
+        p,
+        ng,
+        dir,
+        t_max: distance,
+    })
 }
 
 /// Sample `k`'s cosine-weighted direction around `n`, if it leaves the
@@ -135,7 +179,7 @@ pub fn sky_ray(p: Vec3, n: Vec3, ng: Vec3, rng: &SampleRng, k: u32) -> Option<Ra
 #[inline]
 #[allow(clippy::too_many_arguments)]
 fn open_sky_direction(
-    occluded: &mut impl FnMut(&Ray, f32) -> bool,
+    occluded: &mut impl FnMut(&Probe) -> bool,
     distance: f32,
     p: Vec3,
     n: Vec3,
@@ -144,9 +188,9 @@ fn open_sky_direction(
     k: u32,
     rays: &mut u64,
 ) -> Option<Vec3> {
-    let ray = sky_ray(p, n, ng, rng, k)?;
+    let probe = sky_probe(p, n, ng, rng, k, distance)?;
     *rays += 1;
-    (!occluded(&ray, distance)).then_some(ray.dir)
+    (!occluded(&probe)).then_some(probe.dir)
 }
 
 /// The fraction of `samples` cosine-weighted directions at `p` that reach
@@ -164,7 +208,7 @@ pub fn sky_visibility(
         .filter(|&k| {
             let rng = SampleRng::new(seed, k as u64, 0, 1);
             open_sky_direction(
-                &mut |r: &Ray, t| world.occluded(r, t),
+                &mut |probe: &Probe| world.occluded(&probe.ray(), probe.t_max),
                 distance,
                 p,
                 n,
@@ -195,7 +239,7 @@ pub fn sun_visibility(world: &World, sun: &Sun, p: Vec3, n: Vec3, samples: u32, 
             rng.pair(STREAM_SUN, 0),
         ));
         if cos > 0.0 {
-            let mut occluded = |r: &Ray, t| world.occluded(r, t);
+            let mut occluded = |probe: &Probe| world.occluded(&probe.ray(), probe.t_max);
             lit += sun_light(&mut occluded, &unit, p, n, n, &rng, &mut rays).x / cos;
         }
     }

@@ -20,6 +20,7 @@ use crate::camera::Camera;
 use crate::error::{Error, Result};
 use crate::scene::Scene;
 use crate::world::{SurfaceHit, World};
+use light::Probe;
 
 /// Side of a square render tile, pixels.
 pub const TILE: u32 = 32;
@@ -236,9 +237,9 @@ impl Bad {
 ///
 /// The tile's camera rays are traced as one batch, then the shadow and
 /// sky-light rays of all its samples as another (the terrain walks batches
-/// eight rays at a time). The shading runs twice: once to list the rays it
-/// asks about, once with their answers. Each sample gets exactly what
-/// [`trace`] gives it on its own.
+/// eight rays at a time). The shading runs twice: once to list the probes
+/// it asks about (their rays built there, once), once with their answers.
+/// Each sample gets exactly what [`trace`] gives it on its own.
 fn render_tile(
     scene: &Scene,
     world: &World,
@@ -251,28 +252,32 @@ fn render_tile(
     let seed = scene.seed;
     let pixel_index = |x: u32, y: u32| y as u64 * camera.width as u64 + x as u64;
     // Every sample of every pixel, patch by patch (pixel, then sample),
-    // with its camera ray; none outside the projection.
-    let mut samples = Vec::with_capacity((tile.width() * tile.height() * n) as usize);
+    // whether the projection gives it a camera ray, and those rays.
+    let count = (tile.width() * tile.height() * n) as usize;
+    let mut samples = Vec::with_capacity(count);
+    let mut rays = Vec::with_capacity(count);
     for (x, y) in patch_order(tile) {
         for s in 0..n {
             let (jx, jy) = sampler::sample_offset(seed, pixel_index(x, y), s, n);
-            samples.push((x, y, s, camera.ray(x as f32 + jx, y as f32 + jy)));
+            let ray = camera.ray(x as f32 + jx, y as f32 + jy);
+            samples.push((x, y, s, ray.is_some()));
+            rays.extend(ray);
         }
     }
-    let rays: Vec<Ray> = samples.iter().filter_map(|s| s.3).collect();
     let hits = world.intersect_batch(&rays);
 
     // The secondary rays the shading of each hit asks about, in order.
-    let mut queries = Vec::new();
-    let mut limits = Vec::new();
+    let per_hit = 1 + scene.sky_light.samples as usize;
+    let mut queries = Vec::with_capacity(per_hit * hits.len());
+    let mut limits = Vec::with_capacity(per_hit * hits.len());
     let mut hit_of_ray = hits.iter();
-    for &(x, y, s, ray) in &samples {
-        if ray.is_some() {
+    for &(x, y, s, has_ray) in &samples {
+        if has_ray {
             if let Some(Some(hit)) = hit_of_ray.next() {
                 let rng = sampler::SampleRng::new(seed, pixel_index(x, y), s, n);
-                light_rays(scene, hit, &rng, &mut |ray, t_max| {
-                    queries.push(ray);
-                    limits.push(t_max);
+                light_probes(scene, hit, &rng, &mut |probe| {
+                    queries.push(probe.ray());
+                    limits.push(probe.t_max);
                 });
             }
         }
@@ -280,27 +285,32 @@ fn render_tile(
     let blocked = world.occluded_batch(&queries, &limits);
 
     let mut answers = queries.iter().zip(&limits).zip(&blocked);
-    let mut answer = |ray: &Ray, t_max: f32| {
+    let mut answer = |probe: &Probe| {
         let ((listed, &limit), &blocked) = answers
             .next()
-            .expect("the shading asks the rays it listed, in order");
+            .expect("the shading asks the probes it listed, in order");
         debug_assert!(
-            (listed.origin, listed.dir, limit) == (ray.origin, ray.dir, t_max),
-            "the shading asks the rays it listed, in order"
+            {
+                let ray = probe.ray();
+                (listed.origin, listed.dir, limit) == (ray.origin, ray.dir, probe.t_max)
+            },
+            "the shading asks the probes it listed, in order"
         );
         blocked
     };
-    let mut hit_of_ray = hits.iter();
+    let mut ray_of_sample = rays.iter().zip(&hits);
     let mut pixels = vec![Vec4::ZERO; (tile.width() * tile.height()) as usize];
     for pixel in samples.chunks(n as usize) {
         let (x, y) = (pixel[0].0, pixel[0].1);
         let mut sum = Vec4::ZERO;
-        for &(x, y, s, ray) in pixel {
+        for &(x, y, s, has_ray) in pixel {
             // No ray: background outside the projection, transparent black.
-            let Some(ray) = ray else { continue };
-            let hit = hit_of_ray.next().expect("one hit slot per ray");
+            if !has_ray {
+                continue;
+            }
+            let (ray, hit) = ray_of_sample.next().expect("one hit slot per ray");
             let rng = sampler::SampleRng::new(seed, pixel_index(x, y), s, n);
-            let c = shade(scene, world, &ray, hit.as_ref(), &rng, &mut answer, shadows);
+            let c = shade(scene, world, ray, hit.as_ref(), &rng, &mut answer, shadows);
             if c.is_finite() {
                 sum += c.extend(1.0);
             } else {
@@ -327,7 +337,7 @@ pub fn trace(
     rays: &mut u64,
 ) -> Vec3 {
     let hit = world.intersect(ray);
-    let mut occluded = |r: &Ray, t_max: f32| world.occluded(r, t_max);
+    let mut occluded = |probe: &Probe| world.occluded(&probe.ray(), probe.t_max);
     shade(scene, world, ray, hit.as_ref(), rng, &mut occluded, rays)
 }
 
@@ -341,7 +351,7 @@ fn shade(
     ray: &Ray,
     hit: Option<&SurfaceHit>,
     rng: &sampler::SampleRng,
-    occluded: &mut impl FnMut(&Ray, f32) -> bool,
+    occluded: &mut impl FnMut(&Probe) -> bool,
     rays: &mut u64,
 ) -> Vec3 {
     let sun = &scene.sun;
@@ -365,7 +375,7 @@ fn lights(
     scene: &Scene,
     hit: &SurfaceHit,
     rng: &sampler::SampleRng,
-    occluded: &mut impl FnMut(&Ray, f32) -> bool,
+    occluded: &mut impl FnMut(&Probe) -> bool,
     rays: &mut u64,
 ) -> (Vec3, Vec3) {
     let (p, n, ng) = (hit.point, hit.normal, hit.geometric_normal);
@@ -375,23 +385,23 @@ fn lights(
     (sun_e, sky_l)
 }
 
-/// The secondary rays (with their t_max) that [`lights`] asks about at
-/// `hit`, in the order it asks them, without evaluating any light.
+/// The probes that [`lights`] asks about at `hit`, in the order it asks
+/// them, without evaluating any light.
 #[inline]
-fn light_rays(
+fn light_probes(
     scene: &Scene,
     hit: &SurfaceHit,
     rng: &sampler::SampleRng,
-    record: &mut impl FnMut(Ray, f32),
+    record: &mut impl FnMut(Probe),
 ) {
     let (p, n, ng) = (hit.point, hit.normal, hit.geometric_normal);
-    if let Some((ray, _)) = light::sun_ray(&scene.sun, p, n, ng, rng) {
-        record(ray, f32::INFINITY);
+    if let Some((probe, _)) = light::sun_probe(&scene.sun, p, n, ng, rng) {
+        record(probe);
     }
     let sky = &scene.sky_light;
     for k in 0..sky.samples {
-        if let Some(ray) = light::sky_ray(p, n, ng, rng, k) {
-            record(ray, sky.distance);
+        if let Some(probe) = light::sky_probe(p, n, ng, rng, k, sky.distance) {
+            record(probe);
         }
     }
 }
