@@ -93,10 +93,16 @@ pub fn compare(
             layout.cell_width,
             layout.cell_height,
         );
-        let (fb, _) = render::render(scene, world, &camera, progress, cancel)?;
-        let cell = fb
-            .to_srgb8(scene.image.exposure_scale, scene.image.tonemap)
-            .to_rgba8();
+        let whole = render::Rect {
+            x0: 0,
+            y0: 0,
+            x1: camera.width,
+            y1: camera.height,
+        };
+        let curve = (scene.image.exposure_scale, scene.image.tonemap);
+        let (cell, _) =
+            render::render_region_srgb8(scene, world, &camera, whole, progress, cancel, curve)?;
+        let cell = cell.to_rgba8();
         let (x0, y0) = layout.origin(k);
         for (x, y, p) in cell.enumerate_pixels() {
             grid.put_pixel(x0 + x, y0 + y, over_background(*p));

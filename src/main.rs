@@ -396,6 +396,13 @@ fn render_command(args: RenderArgs) -> Result<ExitCode> {
 }
 
 /// [`render_command`] on its thread pool; `start` is when the command began.
+/// A render's pixels: the linear frame, or the 8-bit image made of it
+/// band by band.
+enum Rendered {
+    Linear(render::Framebuffer),
+    Srgb8(image::DynamicImage),
+}
+
 fn render_on_pool(args: RenderArgs, start: Instant) -> Result<ExitCode> {
     let sun_edit = |raw: &mut scene::SceneFile| {
         if let Some(e) = args.sun_elevation {
@@ -455,19 +462,30 @@ fn render_on_pool(args: RenderArgs, start: Instant) -> Result<ExitCode> {
     progress.set_length(render::tile_count(area.width(), area.height()));
     progress.set_message("building terrain");
     let world = World::build(&scene);
+    let (exposure, tonemap) = (scene.image.exposure_scale, scene.image.tonemap);
+    // An 8-bit PNG of the rendered area is converted band by band while
+    // the frame renders; the other outputs convert the linear frame.
+    let direct8 = format == output::Format::Png && !args.full_canvas;
     let result = if CANCEL.load(Ordering::SeqCst) {
         Err(Error::Interrupted)
     } else {
         progress.set_message("tracing");
         let camera = scene.camera();
-        render::render_region(&scene, &world, &camera, area, &progress, &CANCEL)
+        if direct8 {
+            let curve = (exposure, tonemap);
+            render::render_region_srgb8(&scene, &world, &camera, area, &progress, &CANCEL, curve)
+                .map(|(img, stats)| (Rendered::Srgb8(img), stats))
+        } else {
+            render::render_region(&scene, &world, &camera, area, &progress, &CANCEL)
+                .map(|(fb, stats)| (Rendered::Linear(fb), stats))
+        }
     };
-    let (mut fb, stats) = result?;
+    let (mut rendered, stats) = result?;
     progress.finish_and_clear();
-    if args.full_canvas {
+    if let (true, Rendered::Linear(fb)) = (args.full_canvas, &rendered) {
         let mut canvas = render::Framebuffer::new(w, h);
         canvas.put(area, &fb.pixels);
-        fb = canvas;
+        rendered = Rendered::Linear(canvas);
     }
     if CANCEL.load(Ordering::SeqCst) {
         return Err(Error::Interrupted);
@@ -485,17 +503,26 @@ fn render_on_pool(args: RenderArgs, start: Instant) -> Result<ExitCode> {
         world.bvh_time.as_secs_f64() * 1e3,
         world.accel_bytes() as f64 / (1 << 20) as f64,
     );
-    let (fb_width, fb_height, spp) = (fb.width, fb.height, scene.image.samples);
-    let (exposure, tonemap) = (scene.image.exposure_scale, scene.image.tonemap);
+    let (fb_width, fb_height) = match &rendered {
+        Rendered::Linear(fb) => (fb.width, fb.height),
+        Rendered::Srgb8(img) => (img.width(), img.height()),
+    };
+    let spp = scene.image.samples;
     let output_start = Instant::now();
     enum Converted {
         Png(image::DynamicImage),
         Exr(Vec<[f32; 4]>),
     }
-    let converted = match format {
-        output::Format::Png => Converted::Png(fb.to_srgb8(exposure, tonemap)),
-        output::Format::Png16 => Converted::Png(fb.to_linear16(exposure)),
-        output::Format::Exr => Converted::Exr(fb.to_linear_rgba(exposure)),
+    let (converted, fb) = match rendered {
+        Rendered::Srgb8(img) => (Converted::Png(img), None),
+        Rendered::Linear(fb) => {
+            let converted = match format {
+                output::Format::Png => Converted::Png(fb.to_srgb8(exposure, tonemap)),
+                output::Format::Png16 => Converted::Png(fb.to_linear16(exposure)),
+                output::Format::Exr => Converted::Exr(fb.to_linear_rgba(exposure)),
+            };
+            (converted, Some(fb))
+        }
     };
     let freeing = std::thread::spawn(move || drop((world, scene, fb)));
     let written = match converted {

@@ -67,15 +67,6 @@ impl Framebuffer {
     /// Exposure, tone curve and sRGB encoding to 8 bits per channel; RGBA
     /// when some pixel's coverage does not round to 255, RGB otherwise.
     pub fn to_srgb8(&self, exposure_scale: f32, op: Tonemap) -> DynamicImage {
-        let code = |p: Vec4| {
-            let c = tonemap::apply(op, unpremultiplied(p) * exposure_scale);
-            [
-                tonemap::srgb8(c.x),
-                tonemap::srgb8(c.y),
-                tonemap::srgb8(c.z),
-                tonemap::to_u8(p.w),
-            ]
-        };
         // One pass over the pixels, rows in parallel, straight into the
         // image's colour bytes with the coverage codes beside them. The
         // pass is bound by reading the 33 MB of a 1080p frame: a first
@@ -89,13 +80,26 @@ impl Framebuffer {
         rgb.par_chunks_mut(3 * row)
             .zip(alpha.par_chunks_mut(row))
             .zip(self.pixels.par_chunks(row))
-            .for_each(|((rgb, alpha), pixels)| {
-                for ((rgb, a), &p) in rgb.chunks_exact_mut(3).zip(alpha).zip(pixels) {
-                    let [r, g, b, coverage] = code(p);
-                    (rgb[0], rgb[1], rgb[2], *a) = (r, g, b, coverage);
-                }
-            });
+            .for_each(|((rgb, alpha), pixels)| srgb8_codes(pixels, rgb, alpha, exposure_scale, op));
         rgb_or_rgba8_from_parts(self.width, self.height, rgb, &alpha)
+    }
+}
+
+/// The 8-bit codes of `pixels`: exposure, tone curve and sRGB encoding of
+/// the colour into `rgb` (3 a pixel), the coverage into `alpha`.
+pub fn srgb8_codes(
+    pixels: &[Vec4],
+    rgb: &mut [u8],
+    alpha: &mut [u8],
+    exposure_scale: f32,
+    op: Tonemap,
+) {
+    for ((rgb, a), &p) in rgb.chunks_exact_mut(3).zip(alpha).zip(pixels) {
+        let c = tonemap::apply(op, unpremultiplied(p) * exposure_scale);
+        rgb[0] = tonemap::srgb8(c.x);
+        rgb[1] = tonemap::srgb8(c.y);
+        rgb[2] = tonemap::srgb8(c.z);
+        *a = tonemap::to_u8(p.w);
     }
 }
 
@@ -143,7 +147,12 @@ pub fn rgb_or_rgba8(width: u32, height: u32, encoded: &[[u8; 4]]) -> DynamicImag
 /// [`rgb_or_rgba8`] from the colour codes (3 a pixel) and the alpha codes
 /// apart, as the tone-mapping pass writes them; the pixels are interleaved
 /// (rows in parallel) only when the image needs its alpha.
-fn rgb_or_rgba8_from_parts(width: u32, height: u32, rgb: Vec<u8>, alpha: &[u8]) -> DynamicImage {
+pub fn rgb_or_rgba8_from_parts(
+    width: u32,
+    height: u32,
+    rgb: Vec<u8>,
+    alpha: &[u8],
+) -> DynamicImage {
     if alpha.par_iter().all(|&a| a == 255) {
         return DynamicImage::ImageRgb8(RgbImage::from_raw(width, height, rgb).expect("sized"));
     }
