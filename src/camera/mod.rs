@@ -113,6 +113,11 @@ pub struct Camera {
     /// tan(fov / 2) of a perspective projection (0 for the others), worked
     /// out once rather than for every ray.
     tan_half_fov: f64,
+    /// width / height, worked out once.
+    aspect: f64,
+    /// tan_half_fov / aspect: the vertical half-extent of a perspective
+    /// view at unit distance, worked out once.
+    tan_half_fov_vertical: f64,
 }
 
 impl Camera {
@@ -135,6 +140,7 @@ impl Camera {
             Projection::Perspective { fov } => (fov as f64 * 0.5).tan(),
             _ => 0.0,
         };
+        let aspect = width as f64 / height as f64;
         Camera {
             position,
             forward,
@@ -144,11 +150,13 @@ impl Camera {
             width,
             height,
             tan_half_fov,
+            aspect,
+            tan_half_fov_vertical: tan_half_fov / aspect,
         }
     }
 
     fn aspect(&self) -> f64 {
-        self.width as f64 / self.height as f64
+        self.aspect
     }
 
     /// Image point (pixels, continuous; (0, 0) the top-left corner) to (sx, sy).
@@ -184,8 +192,8 @@ impl Camera {
         let a = self.aspect();
         let dir = match self.projection {
             Projection::Perspective { .. } => {
-                let t = self.tan_half_fov;
-                (f + s.x * t * r + s.y * (t / a) * u).normalize()
+                let (t, tv) = (self.tan_half_fov, self.tan_half_fov_vertical);
+                (f + s.x * t * r + s.y * tv * u).normalize()
             }
             Projection::Orthographic { width } => {
                 let w = width as f64;

@@ -321,9 +321,13 @@ impl Sky {
     /// radiance that an albedo multiplies: the sky straight along the normal
     /// and at the horizon, averaged. Used when no occlusion rays are traced.
     pub fn ambient(&self, n: Vec3) -> Vec3 {
-        let side = Vec3::new(n.x, 0.0, n.z).normalize_or(Vec3::X);
         let along = self.radiance_without_glow(n);
-        let across = self.radiance_without_glow(side);
+        let across = match self {
+            // The gradient depends on elevation alone: every horizontal
+            // direction sees the horizon colour.
+            Sky::Gradient { .. } => self.radiance_without_glow(Vec3::X),
+            _ => self.radiance_without_glow(Vec3::new(n.x, 0.0, n.z).normalize_or(Vec3::X)),
+        };
         (along * 0.6 + across * 0.4) * self.ambient_strength()
     }
 }
