@@ -26,6 +26,11 @@ pub const WIDTH: u32 = 1920;
 /// Image height of the workload, pixels.
 pub const HEIGHT: u32 = 1080;
 
+/// The workload's sun direction: normalize(−1, 0.45, 0.6).
+fn sun() -> Vec3 {
+    Vec3::new(-1.0, 0.45, 0.6).normalize()
+}
+
 /// What the workload traces: a terrain grid through its heightfield
 /// hierarchy, or a triangle mesh through the general BVH.
 #[derive(Debug, Clone)]
@@ -57,7 +62,11 @@ impl Accel {
     /// copied).
     fn build(geometry: Geometry) -> Accel {
         match geometry {
-            Geometry::Grid(g) => Accel::Field(Box::new(HeightField::new(g))),
+            Geometry::Grid(g) => {
+                let mut field = HeightField::new(g);
+                field.set_light(sun(), 0.0);
+                Accel::Field(Box::new(field))
+            }
             Geometry::Mesh(m) => Accel::Mesh(Bvh::build(&m), m),
         }
     }
@@ -213,7 +222,7 @@ fn trace_once(accel: &Accel, hits: &mut [Option<(f32, Vec3)>]) -> (Counts, PassT
     let u = fwd.cross(r);
     let th = (60f32 * std::f32::consts::PI / 360.0).tan();
     let (right, up) = (r * th, u * (th * HEIGHT as f32 / WIDTH as f32));
-    let sun = Vec3::new(-1.0, 0.45, 0.6).normalize();
+    let sun = sun();
 
     let t0 = Instant::now();
     // Bands of PATCH rows, traced patch by patch as a render tile orders

@@ -133,11 +133,16 @@ impl Builder {
         self.object_material.push(material);
     }
 
-    fn terrain(&mut self, grid: TerrainGrid, material: u16) {
+    /// Adds the terrain, traced through its grid hierarchy, with horizons
+    /// toward `light` (a direction and an angular radius: the sun's disc).
+    fn terrain(&mut self, grid: TerrainGrid, material: u16, light: Option<(Vec3, f32)>) {
         self.triangles += grid.triangle_count();
         let t0 = Instant::now();
-        self.objects
-            .push(Object::Terrain(Box::new(HeightField::new(grid))));
+        let mut field = HeightField::new(grid);
+        if let Some((dir, radius)) = light {
+            field.set_light(dir, radius);
+        }
+        self.objects.push(Object::Terrain(Box::new(field)));
         self.accel_time += t0.elapsed();
         self.normal_matrix.push(None);
         self.object_material.push(material);
@@ -250,7 +255,10 @@ impl World {
             .as_ref()
             .map_or(Vec::new(), |s| scatter::scatter(&s.params, &grid));
         if options.terrain_grid {
-            b.terrain(grid, terrain_material);
+            // Shadow rays go toward points of the sun's disc
+            // (`light::sun_probe`): the terrain keeps horizons for them.
+            let light = (scene.sun.direction, scene.sun.angular_radius);
+            b.terrain(grid, terrain_material, Some(light));
         } else {
             let mesh = b.mesh(grid.to_mesh(ts.smooth));
             b.place(mesh, None, terrain_material);
@@ -354,7 +362,7 @@ impl World {
         } else {
             Vec::new()
         };
-        b.terrain(grid, m);
+        b.terrain(grid, m, None);
         b.finish(normals, Vec::new(), 0, Duration::ZERO)
     }
 

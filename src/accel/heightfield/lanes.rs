@@ -430,6 +430,9 @@ struct State {
     sz: [f32; MAX_LANES],
     kz_x: [i32; MAX_LANES],
     kz_y: [i32; MAX_LANES],
+    /// −1 where the lane's ray runs along the field's light (its horizons
+    /// apply), 0 elsewhere.
+    along_light: [i32; MAX_LANES],
     /// The best hit so far (its t is `t_best`): barycentrics and triangle,
     /// `NO_HIT` for none.
     best_u: [f32; MAX_LANES],
@@ -554,6 +557,15 @@ unsafe fn walk_lanes<S: Simd, Q: Query>(
     let robust_far = S::splat(ROBUST_FAR);
     let f = |v: &[f32; MAX_LANES]| S::load(v.as_ptr());
     let i = |v: &[i32; MAX_LANES]| S::load_i(v.as_ptr());
+    // Occlusion along the light: the horizons of levels from `from_level`
+    // up, stored from the start of that level.
+    let light = field.light.as_ref().filter(|_| Q::ANY).map(|h| {
+        (
+            h.values.as_ptr(),
+            S::splat_i(h.from_level as i32 - 1),
+            S::splat_i(field.level_base[h.from_level as usize] as i32),
+        )
+    });
 
     loop {
         let mut idle = 0;
@@ -612,6 +624,19 @@ unsafe fn walk_lanes<S: Simd, Q: Query>(
                 ),
                 S::and(S::ge(y_high, S::sub(lo, eps)), active),
             );
+            // A ray along the light above its block's horizon is done,
+            // unblocked, as in `HeightField::walk`.
+            let mut clear = S::and(active, S::not(active));
+            if let Some((values, below, light_base)) = light {
+                let along = S::and(S::mask_of(i(&s.along_light)), active);
+                let eligible = S::and(along, S::gt_i(level, below));
+                if S::bits(eligible) != 0 {
+                    let index = S::keep_i(eligible, S::sub_i(block, light_base));
+                    let horizon = S::gather(values, index);
+                    clear = S::and(eligible, S::gt(ya, S::add(horizon, eps)));
+                }
+            }
+            let overlaps = S::and_not(clear, overlaps);
 
             // Leaf cells: both triangles tested in the lanes.
             let mut stopped = 0;
@@ -721,7 +746,7 @@ unsafe fn walk_lanes<S: Simd, Q: Query>(
             S::store(s.t.as_mut_ptr(), S::select(descend, t, t_exit));
 
             // Lanes whose ray is done take the next one.
-            let done = S::and_not(descend, S::or(finished, S::not(on_grid)));
+            let done = S::or(clear, S::and_not(descend, S::or(finished, S::not(on_grid))));
             for lane in rays_of(S::bits(S::and(done, active)) | stopped) {
                 fill(field, &mut batch, s, lane, query);
             }
@@ -802,6 +827,7 @@ fn fill(
         s.sz[lane] = shear.z;
         s.kz_x[lane] = -((kz == 0) as i32);
         s.kz_y[lane] = -((kz == 1) as i32);
+        s.along_light[lane] = -(field.light.as_ref().is_some_and(|h| h.covers(d)) as i32);
         s.best_triangle[lane] = NO_HIT;
         return;
     }

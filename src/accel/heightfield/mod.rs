@@ -27,6 +27,13 @@
 //! a cone, down to near the ground, and each ray starts where the cone
 //! stops being clear of the terrain (`bundle`).
 //!
+//! Shadow rays toward the sun all climb at nearly the same slope and
+//! heading. For them the field can keep horizons ([`HeightField::set_light`],
+//! `horizon`): per block of the coarser levels, how high the terrain ahead
+//! rises against the ray's climb, so that a shadow ray that enters a block
+//! above its horizon stops there, unblocked, instead of climbing the
+//! hierarchy until it leaves the field.
+//!
 //! Batches of rays ([`HeightField::intersect_batch`]) walk eight at a time
 //! in AVX2 lanes where the CPU has them, sixteen in AVX-512 lanes where it
 //! has those (`lanes`), with the same results.
@@ -80,6 +87,8 @@ pub struct HeightField {
     top: u32,
     /// Bounds of the whole field.
     bounds: Aabb,
+    /// Horizons toward the light, if one was set ([`HeightField::set_light`]).
+    light: Option<horizon::Horizon>,
 }
 
 /// What a batch wants to know of each ray.
@@ -273,7 +282,31 @@ impl HeightField {
             level_rows,
             top,
             bounds,
+            light: None,
         }
+    }
+
+    /// Lets occlusion rays within `radius` (radians) of `dir` (a sun's
+    /// shadow rays) stop early where they clear the terrain ahead
+    /// ([`horizon`]); other rays are unaffected, and every answer stays
+    /// the same.
+    pub fn set_light(&mut self, dir: Vec3, radius: f32) {
+        self.light = self.horizon(dir, radius);
+    }
+
+    /// The horizon of the block (level, i, j) for rays along the light, if
+    /// `ray` runs along it and the level has horizons.
+    #[inline(always)]
+    fn light_horizon(&self, ray: &Ray, level: u32, i: usize, j: usize) -> Option<f32> {
+        let h = self.light.as_ref()?;
+        if level < h.from_level || !h.covers(ray.dir) {
+            return None;
+        }
+        let k = level as usize;
+        let index = self.level_base[k] - self.level_base[h.from_level as usize]
+            + i * self.level_cols[k]
+            + j;
+        Some(h.values[index])
     }
 
     /// Bounds of the whole field.
@@ -289,6 +322,10 @@ impl HeightField {
     /// Bytes held: heights, column and row positions, and the hierarchy.
     pub fn memory_bytes(&self) -> usize {
         4 * (self.data.len() + self.peaks.len() + self.xs.len() + self.zs.len())
+            + self
+                .light
+                .as_ref()
+                .map_or(0, horizon::Horizon::memory_bytes)
     }
 
     /// Vertex of sample (row `i`, column `j`), bit for bit the mesh's.
@@ -363,7 +400,7 @@ impl HeightField {
     /// same t, the lowest triangle index.
     pub fn intersect(&self, ray: &Ray, t_max: f32) -> Option<Hit> {
         let mut best: Option<Hit> = None;
-        self.walk_all_sides(ray, t_max, &mut |field, i, j, t_best| {
+        self.walk_all_sides(ray, t_max, false, &mut |field, i, j, t_best| {
             field.closest_in_cell(ray, i, j, t_best, &mut best);
             false
         });
@@ -373,7 +410,7 @@ impl HeightField {
     /// Whether the field blocks `ray` within (0, t_max]; stops at the first
     /// triangle hit.
     pub fn occluded(&self, ray: &Ray, t_max: f32) -> bool {
-        self.walk_all_sides(ray, t_max, &mut |field, i, j, _| {
+        self.walk_all_sides(ray, t_max, true, &mut |field, i, j, _| {
             field.blocks_in_cell(ray, i, j, t_max)
         })
     }
@@ -475,12 +512,13 @@ impl HeightField {
         &self,
         ray: &Ray,
         t_max: f32,
+        any: bool,
         cell: &mut impl FnMut(&HeightField, usize, usize, &mut f32) -> bool,
     ) -> bool {
         let (on_x_line, on_z_line) = self.runs_along_a_line(ray);
         let mut t_best = t_max;
         if !on_x_line && !on_z_line {
-            return self.walk(ray, &mut t_best, cell);
+            return self.walk(ray, &mut t_best, any, cell);
         }
         let signs_x: &[f32] = if on_x_line {
             &[0.0, -0.0]
@@ -495,7 +533,7 @@ impl HeightField {
         for &dx in signs_x {
             for &dz in signs_z {
                 let side = Ray::new(ray.origin, Vec3::new(dx, ray.dir.y, dz));
-                if self.walk(&side, &mut t_best, cell) {
+                if self.walk(&side, &mut t_best, any, cell) {
                     return true;
                 }
             }
@@ -563,12 +601,14 @@ impl HeightField {
     /// Walks the blocks along `ray` front to back, calling
     /// `cell(self, i, j, &mut t_best)` on each cell the ray may hit a
     /// triangle in, until it returns true (then returns true) or the ray
-    /// passes `t_best` or leaves the field.
+    /// passes `t_best` or leaves the field. An occlusion walk (`any`) along
+    /// the light also stops where the ray clears a block's horizon.
     #[inline(always)]
     fn walk(
         &self,
         ray: &Ray,
         t_best: &mut f32,
+        any: bool,
         cell: &mut impl FnMut(&HeightField, usize, usize, &mut f32) -> bool,
     ) -> bool {
         let Some(Start {
@@ -590,6 +630,13 @@ impl HeightField {
         };
         let mut t = t_start;
         loop {
+            if any {
+                if let Some(h) = self.light_horizon(ray, block.level, block.i, block.j) {
+                    if o.y + d.y * t > h + eps {
+                        return false;
+                    }
+                }
+            }
             let (tx, tz) = self.exits(ray, block);
             // A NaN (the ray runs along the exit face) never ends the block.
             let t_exit = lower(lower(t_leave, tx), tz);
@@ -809,6 +856,7 @@ fn lower(a: f32, b: f32) -> f32 {
 }
 
 mod bundle;
+mod horizon;
 #[cfg(target_arch = "x86_64")]
 #[allow(unsafe_code)]
 mod lanes;

@@ -85,6 +85,9 @@ pub(super) trait Simd: Copy {
     /// vectors: first.0, first.1, second.0, second.1. Every index, and
     /// the one after it, must be within `data`'s allocation.
     unsafe fn pairs(data: *const f32, first: Self::I, second: Self::I) -> [Self::F; 4];
+    /// Per lane, `data[index]`; every index must be within `data`'s
+    /// allocation.
+    unsafe fn gather(data: *const f32, index: Self::I) -> Self::F;
 
     /// `yes` in the lanes of `m`, `no` elsewhere.
     unsafe fn select_m(m: Self::M, yes: Self::M, no: Self::M) -> Self::M;
@@ -181,6 +184,11 @@ impl Simd for Avx2 {
     }
     #[inline]
     #[target_feature(enable = "avx2")]
+    unsafe fn gather(data: *const f32, index: __m256i) -> __m256 {
+        _mm256_i32gather_ps::<4>(data, index)
+    }
+    #[inline]
+    #[target_feature(enable = "avx2")]
     unsafe fn pairs(data: *const f32, first: __m256i, second: __m256i) -> [__m256; 4] {
         let split = |at: __m256i| {
             let mut index = [0i32; 8];
@@ -273,6 +281,11 @@ impl Simd for Avx512 {
     #[target_feature(enable = "avx512f")]
     unsafe fn lookup(table: &[i32; 16], index: __m512i) -> __m512i {
         _mm512_permutexvar_epi32(index, _mm512_loadu_si512(table.as_ptr() as *const __m512i))
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn gather(data: *const f32, index: __m512i) -> __m512 {
+        _mm512_i32gather_ps::<4>(index, data)
     }
     #[inline]
     #[target_feature(enable = "avx512f")]

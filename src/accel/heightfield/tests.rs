@@ -523,3 +523,176 @@ fn zero_direction_and_misses() {
     assert!(field.intersect(&short, 4.9).is_none());
     assert_eq!(field.intersect(&short, 5.0).map(|h| h.t), Some(5.0));
 }
+
+/// A climbing direction from elevation and azimuth (radians), never along
+/// an axis.
+fn light(elevation: f32, azimuth: f32) -> Vec3 {
+    Vec3::new(
+        azimuth.sin() * elevation.cos(),
+        elevation.sin(),
+        azimuth.cos() * elevation.cos(),
+    )
+}
+
+/// Height of the mesh's surface at (x, z) inside the grid: the triangle
+/// of its cell under the point, by the diagonal from (i, j+1) to (i+1, j).
+fn surface_height(field: &HeightField, x: f32, z: f32) -> f32 {
+    let j = cell_on_axis(&field.xs, 0.0, 1.0, x, x).min(field.cols - 2);
+    let i = cell_on_axis(&field.zs, 0.0, 1.0, z, z).min(field.rows - 2);
+    let [p00, p10, p01, p11] = field.cell_vertices(i, j);
+    let u = (x - p00.x) / (p01.x - p00.x);
+    let v = (z - p00.z) / (p10.z - p00.z);
+    if u + v <= 1.0 {
+        p00.y + (p01.y - p00.y) * u + (p10.y - p00.y) * v
+    } else {
+        p11.y + (p10.y - p11.y) * (1.0 - u) + (p01.y - p11.y) * (1.0 - v)
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// With horizons toward a light (a point, or a disc up to 6° across),
+    /// shadow rays toward it (from the surface, and from anywhere) and
+    /// rays in other directions get exactly brute force's occlusion, one
+    /// at a time and in every copy of the lanes.
+    #[test]
+    fn light_horizons_keep_every_answer(
+        (w, h, data) in (2usize..48, 2usize..48).prop_flat_map(|(w, h)| {
+            (Just(w), Just(h), prop::collection::vec(-3.0f32..3.0, w * h))
+        }),
+        size in (1.0f32..20.0, 1.0f32..20.0),
+        (elevation, azimuth) in (0.02f32..1.5, 0.0f32..std::f32::consts::TAU),
+        radius in prop_oneof![Just(0.0f32), 0.0f32..0.05],
+        points in prop::collection::vec((-0.5f32..0.5, -0.5f32..0.5, 0.0f32..1.0, 0.0f32..1.0, 0.0f32..1.0), 40),
+        others in prop::collection::vec(ray_strategy(15.0), 8),
+    ) {
+        let g = grid(w, h, data, [size.0, size.1]);
+        let axis = light(elevation, azimuth);
+        let mut field = HeightField::build(&g);
+        field.set_light(axis, radius);
+        let mesh = g.to_mesh(false);
+        let mut rays: Vec<(Ray, f32)> = points
+            .iter()
+            .enumerate()
+            .map(|(k, &(x, z, lift, u, v))| {
+                let (x, z) = (x * size.0, z * size.1);
+                // Half the rays leave the surface as shadow rays do, the
+                // rest start anywhere up to 4 above it.
+                let y = surface_height(&field, x, z) + if k % 2 == 0 { 1e-3 } else { 4.0 * lift };
+                let dir = crate::render::light::sample_cone(axis, radius, (u, v));
+                (Ray::new(Vec3::new(x, y, z), dir), f32::INFINITY)
+            })
+            .collect();
+        rays.extend(others);
+        for (ray, t_max) in &rays {
+            let expect = brute_closest(&mesh, ray, *t_max).is_some();
+            prop_assert_eq!(field.occluded(ray, *t_max), expect, "ray {:?}", ray);
+        }
+        check_batches(&field, &rays)?;
+    }
+
+    /// Every horizon bounds the surface ahead of its block: from points all
+    /// over the block, along the axis and the edges of a light's disc, the
+    /// surface's height less the ray's climb stays below it.
+    #[test]
+    fn horizons_bound_the_surface_ahead(
+        (w, h, data) in (5usize..40, 5usize..40).prop_flat_map(|(w, h)| {
+            (Just(w), Just(h), prop::collection::vec(-3.0f32..3.0, w * h))
+        }),
+        size in (1.0f32..20.0, 1.0f32..20.0),
+        (elevation, azimuth) in (0.02f32..1.5, 0.0f32..std::f32::consts::TAU),
+        radius in prop_oneof![Just(0.0f32), 0.0f32..0.05],
+    ) {
+        let g = grid(w, h, data, [size.0, size.1]);
+        let axis = light(elevation, azimuth);
+        let field = HeightField::build(&g);
+        let Some(horizon) = field.horizon(axis, radius) else {
+            return Ok(());
+        };
+        let dirs: Vec<Vec3> = [(0.0, 0.0), (1.0, 0.0), (1.0, 0.25), (1.0, 0.5), (1.0, 0.75)]
+            .into_iter()
+            .map(|u| crate::render::light::sample_cone(axis, radius, u))
+            .collect();
+        let step = size.0.min(size.1) / (w.max(h) as f32 * 4.0);
+        let [lo, hi] = [field.bounds.min, field.bounds.max];
+        for dir in dirs {
+            let climb = dir.y / Vec3::new(dir.x, 0.0, dir.z).length();
+            let along = Vec3::new(dir.x, 0.0, dir.z).normalize();
+            for level in horizon.from_level..=field.top {
+                let k = level as usize;
+                for bi in 0..field.level_rows[k] {
+                    for bj in 0..field.level_cols[k] {
+                        let index = field.level_base[k]
+                            - field.level_base[horizon.from_level as usize]
+                            + bi * field.level_cols[k]
+                            + bj;
+                        let bound = horizon.values[index];
+                        let x0 = field.xs[(bj << level).min(field.cols - 1)];
+                        let x1 = field.xs[((bj + 1) << level).min(field.cols - 1)];
+                        let z0 = field.zs[(bi << level).min(field.rows - 1)];
+                        let z1 = field.zs[((bi + 1) << level).min(field.rows - 1)];
+                        for a in 0..=4 {
+                            for b in 0..=4 {
+                                let mut p = Vec3::new(
+                                    x0 + (x1 - x0) * a as f32 / 4.0,
+                                    0.0,
+                                    z0 + (z1 - z0) * b as f32 / 4.0,
+                                );
+                                let mut s = 0.0;
+                                while p.x >= lo.x && p.x <= hi.x && p.z >= lo.z && p.z <= hi.z {
+                                    let ahead = surface_height(&field, p.x, p.z) - climb * s;
+                                    prop_assert!(
+                                        ahead <= bound,
+                                        "level {} block ({}, {}) along {:?}: {} ahead against {}",
+                                        level, bi, bj, dir, ahead, bound
+                                    );
+                                    p += along * step;
+                                    s += step;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Horizons exist for climbing directions off the axes, on fields with
+/// levels to hold them; none for a light below the horizon or along an
+/// axis, and rays along other directions never use them.
+#[test]
+fn horizons_only_for_climbing_directions_off_the_axes() {
+    let data: Vec<f32> = (0..33 * 33)
+        .map(|k| ((k * 7919) % 13) as f32 * 0.3)
+        .collect();
+    let field = HeightField::build(&grid(33, 33, data, [32.0, 32.0]));
+    let dir = light(0.4, 1.0);
+    let h = field
+        .horizon(dir, 0.0)
+        .expect("a climbing direction off the axes");
+    assert!(h.from_level >= 1 && h.from_level <= field.top);
+    for (none, radius) in [
+        (light(-0.4, 1.0), 0.0),
+        (Vec3::new(0.0, 0.5, 0.8).normalize(), 0.0),
+        (Vec3::new(0.6, 0.5, 0.0).normalize(), 0.0),
+        (Vec3::Y, 0.0),
+        // A disc that dips below the horizon, one that crosses the x = 0
+        // plane, one around the zenith.
+        (light(0.05, 1.0), 0.1),
+        (light(0.4, 0.05), 0.1),
+        (light(1.5, 1.0), 0.1),
+    ] {
+        assert!(
+            field.horizon(none, radius).is_none(),
+            "{none:?} within {radius}"
+        );
+    }
+    assert!(field.horizon(light(0.4, 1.0), 0.1).is_some());
+    // The root's horizon is its highest height (nothing lies ahead of it
+    // but itself), plus the margin.
+    let last = *h.values.last().unwrap();
+    let [_, top] = field.range(field.top, 0, 0);
+    assert!(last >= top && last <= top + 1e-3, "{last} against {top}");
+}
