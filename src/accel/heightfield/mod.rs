@@ -294,19 +294,24 @@ impl HeightField {
         self.light = self.horizon(dir, radius);
     }
 
-    /// The horizon of the block (level, i, j) for rays along the light, if
-    /// `ray` runs along it and the level has horizons.
+    /// The horizon of block (level, i, j) of `light` (whose cone holds the
+    /// ray), if the level has horizons.
     #[inline(always)]
-    fn light_horizon(&self, ray: &Ray, level: u32, i: usize, j: usize) -> Option<f32> {
-        let h = self.light.as_ref()?;
-        if level < h.from_level || !h.covers(ray.dir) {
+    fn block_horizon_of(
+        &self,
+        light: &horizon::Horizon,
+        level: u32,
+        i: usize,
+        j: usize,
+    ) -> Option<f32> {
+        if level < light.from_level {
             return None;
         }
         let k = level as usize;
-        let index = self.level_base[k] - self.level_base[h.from_level as usize]
+        let index = self.level_base[k] - self.level_base[light.from_level as usize]
             + i * self.level_cols[k]
             + j;
-        Some(h.values[index])
+        Some(light.values[index])
     }
 
     /// Bounds of the whole field.
@@ -628,13 +633,15 @@ impl HeightField {
             i: start_i,
             j: start_j,
         };
+        // The light's horizons, for an occlusion ray within its cone.
+        let light = self.light.as_ref().filter(|h| any && h.covers(d));
         let mut t = t_start;
         loop {
-            if any {
-                if let Some(h) = self.light_horizon(ray, block.level, block.i, block.j) {
-                    if o.y + d.y * t > h + eps {
-                        return false;
-                    }
+            if let Some(h) =
+                light.and_then(|l| self.block_horizon_of(l, block.level, block.i, block.j))
+            {
+                if o.y + d.y * t > h + eps {
+                    return false;
                 }
             }
             let (tx, tz) = self.exits(ray, block);
