@@ -130,15 +130,19 @@ impl HeightField {
         // Rounding: the ray's heights and the gains are computed in f32 by
         // the walk, in f64 here; a margin far above either's error.
         let margin = (root_hi.abs().max(root_lo.abs()) + 1.0) * 1e-5;
-        // Level by level from the root down, while the next level's search
+        // Level by level from the root down, while the next level's work
         // (about ten times this one's: four times the blocks, each with a
-        // longer way ahead in blocks) stays within the budget.
+        // longer way ahead in blocks) stays within the budget. Each block
+        // counts as a visit too, so that a field whose searches end at once
+        // (a plane) still stops before its finest levels' millions of
+        // blocks.
         let mut levels = Vec::new();
         let mut from_level = self.top;
         loop {
             let (values, visits) = self.level_horizons(from_level, cone, margin);
+            let work = visits + values.len() as u64;
             levels.push(values);
-            if from_level == 1 || visits.saturating_mul(10) > VISIT_BUDGET {
+            if from_level == 1 || work.saturating_mul(10) > VISIT_BUDGET {
                 break;
             }
             from_level -= 1;

@@ -659,6 +659,24 @@ proptest! {
     }
 }
 
+/// A plane's searches end at once, but its horizons still stop at a
+/// coarse level: the budget counts blocks as well as visits.
+#[test]
+fn horizons_of_a_large_plane_stay_coarse() {
+    let n = 2049;
+    let field = HeightField::build(&grid(n, n, vec![1.0; n * n], [100.0, 100.0]));
+    let h = field.horizon(light(0.4, 1.0), 0.0).expect("horizons");
+    let blocks = |level: u32| field.level_rows[level as usize] * field.level_cols[level as usize];
+    assert!(h.from_level >= 2, "from level {}", h.from_level);
+    assert!(
+        blocks(h.from_level) <= 1_500_000 / 10 * 4,
+        "{} blocks",
+        blocks(h.from_level)
+    );
+    // Every horizon of a plane is its height (plus the margin).
+    assert!(h.values.iter().all(|&v| (1.0..1.001).contains(&v)));
+}
+
 /// Horizons exist for climbing directions off the axes, on fields with
 /// levels to hold them; none for a light below the horizon or along an
 /// axis, and rays along other directions never use them.
