@@ -155,10 +155,6 @@ impl Camera {
         }
     }
 
-    fn aspect(&self) -> f64 {
-        self.aspect
-    }
-
     /// Image point (pixels, continuous; (0, 0) the top-left corner) to (sx, sy).
     #[inline]
     pub fn to_screen(&self, p: DVec2) -> DVec2 {
@@ -189,7 +185,7 @@ impl Camera {
     pub fn ray_f64(&self, pixel: DVec2) -> Option<(DVec3, DVec3)> {
         let s = self.to_screen(pixel);
         let (r, u, f) = (self.right, self.up, self.forward);
-        let a = self.aspect();
+        let a = self.aspect;
         let dir = match self.projection {
             Projection::Perspective { .. } => {
                 let (t, tv) = (self.tan_half_fov, self.tan_half_fov_vertical);
@@ -251,7 +247,7 @@ impl Camera {
     pub fn project_f64(&self, p: DVec3) -> Option<DVec2> {
         let rel = p - self.position;
         let (dx, dy, dz) = (rel.dot(self.right), rel.dot(self.up), rel.dot(self.forward));
-        let a = self.aspect();
+        let a = self.aspect;
         let s = match self.projection {
             Projection::Perspective { .. } => {
                 if dz <= 0.0 {

@@ -79,9 +79,18 @@ const COVER_SLACK: f64 = 1e-3;
 /// lie within it despite rounding.
 const BUILD_SLACK: f64 = 2e-3;
 
-/// A cone of directions as the horizons see it: toward +x, toward +z,
-/// least climb per unit of x, per unit of z.
-type Cone = (bool, bool, f64, f64);
+/// A cone of directions as the horizons see it.
+#[derive(Debug, Clone, Copy)]
+struct Cone {
+    /// Whether its directions travel toward +x (all alike).
+    fwd_x: bool,
+    /// Whether they travel toward +z.
+    fwd_z: bool,
+    /// The least climb of any of them per unit of travel along x.
+    climb_x: f64,
+    /// And along z.
+    climb_z: f64,
+}
 
 /// The directions within `radius` of `axis`, as the horizons see them:
 /// whether each travels toward +x and +z (all alike), and the least climb
@@ -107,12 +116,12 @@ fn cone(axis: Vec3, radius: f64) -> Option<Cone> {
     }
     let most = |f: fn(f64) -> f64| f(first).abs().max(f(last).abs());
     let least_climb = (elevation - radius).tan() * (1.0 - 1e-6);
-    Some((
-        azimuth.sin() > 0.0,
-        azimuth.cos() > 0.0,
-        least_climb / most(f64::sin),
-        least_climb / most(f64::cos),
-    ))
+    Some(Cone {
+        fwd_x: azimuth.sin() > 0.0,
+        fwd_z: azimuth.cos() > 0.0,
+        climb_x: least_climb / most(f64::sin),
+        climb_z: least_climb / most(f64::cos),
+    })
 }
 
 impl HeightField {
@@ -169,7 +178,7 @@ impl HeightField {
             .map(|(bi, out)| {
                 let mut visits = 0;
                 for (bj, out) in out.iter_mut().enumerate() {
-                    let (value, n) = self.block_horizon(level, bi, bj, cone, &ahead);
+                    let (value, n) = self.search_horizon(level, bi, bj, cone, &ahead);
                     *out = value + margin;
                     visits += n;
                 }
@@ -186,7 +195,7 @@ impl HeightField {
     /// columns ahead, can give, and the gains only grow, so the search
     /// stops as soon as nothing left can raise the maximum.
     /// Returns it with the number of blocks visited.
-    fn block_horizon(
+    fn search_horizon(
         &self,
         level: u32,
         bi: usize,
@@ -196,7 +205,12 @@ impl HeightField {
     ) -> (f32, u64) {
         let k = level as usize;
         let (rows, cols) = (self.level_rows[k], self.level_cols[k]);
-        let (fwd_x, fwd_z, climb_x, climb_z) = cone;
+        let Cone {
+            fwd_x,
+            fwd_z,
+            climb_x,
+            climb_z,
+        } = cone;
         // Column (row) `d` blocks ahead, if on the grid.
         let column = |d: usize| {
             if fwd_x {
@@ -212,30 +226,17 @@ impl HeightField {
                 bi.checked_sub(d)
             }
         };
-        // The span of the whole blocks strictly between a line index and
-        // another `d` blocks ahead: grid lines as the walk places them.
-        let line_x = |c: usize| self.xs[(c << level).min(self.cols - 1)] as f64;
-        let line_z = |r: usize| self.zs[(r << level).min(self.rows - 1)] as f64;
-        let span = |d: usize, near: usize, far: usize, line: &dyn Fn(usize) -> f64, fwd: bool| {
-            if d <= 1 {
-                0.0
-            } else if fwd {
-                line(far) - line(near + 1)
-            } else {
-                line(near) - line(far + 1)
-            }
-        };
         let mut best = self.range(level, bi, bj)[1] as f64;
         let mut visits = 0;
         let mut dc = 0;
         while let Some(c) = column(dc) {
-            let gx = span(dc, bj, c, &line_x, fwd_x) * climb_x;
+            let gx = crossed(&self.xs, level, bj, c, fwd_x) * climb_x;
             if ahead.all(bi, c) as f64 - gx <= best {
                 break;
             }
             let mut dr = 0;
             while let Some(r) = row(dr) {
-                let gain = gx.max(span(dr, bi, r, &line_z, fwd_z) * climb_z);
+                let gain = gx.max(crossed(&self.zs, level, bi, r, fwd_z) * climb_z);
                 if ahead.column(r, c) as f64 - gain <= best {
                     break;
                 }
@@ -249,6 +250,19 @@ impl HeightField {
     }
 }
 
+/// The span of the whole blocks of `level` strictly between block `near`
+/// and block `far` ahead of it (toward higher indices where `forward`),
+/// along one axis whose grid lines are `lines`, placed as the walk places
+/// them.
+fn crossed(lines: &[f32], level: u32, near: usize, far: usize, forward: bool) -> f64 {
+    let line = |b: usize| lines[(b << level).min(lines.len() - 1)] as f64;
+    match (forward, near.abs_diff(far)) {
+        (_, 0 | 1) => 0.0,
+        (true, _) => line(far) - line(near + 1),
+        (false, _) => line(near) - line(far + 1),
+    }
+}
+
 /// For the blocks of one level, the highest height over the blocks from
 /// each one on toward a direction: along its column, and over all the
 /// columns from its own on.
@@ -259,7 +273,8 @@ struct Ahead {
 }
 
 impl Ahead {
-    fn new(field: &HeightField, level: u32, (fwd_x, fwd_z, ..): Cone) -> Ahead {
+    fn new(field: &HeightField, level: u32, cone: Cone) -> Ahead {
+        let Cone { fwd_x, fwd_z, .. } = cone;
         let k = level as usize;
         let (rows, cols) = (field.level_rows[k], field.level_cols[k]);
         let mut column = vec![f32::NEG_INFINITY; rows * cols];

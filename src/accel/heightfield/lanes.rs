@@ -626,7 +626,7 @@ unsafe fn walk_lanes<S: Simd, Q: Query>(
             );
             // A ray along the light above its block's horizon is done,
             // unblocked, as in `HeightField::walk`.
-            let mut clear = S::and(active, S::not(active));
+            let mut clear = S::mask_of(zero); // no lane
             if let Some((values, below, light_base)) = light {
                 let along = S::and(S::mask_of(i(&s.along_light)), active);
                 let eligible = S::and(along, S::gt_i(level, below));
@@ -772,12 +772,12 @@ struct Batch<'a> {
 /// it. Rays that miss the field's box need no walk; rays that run exactly
 /// along a grid line are walked on their own, on both sides of the line.
 #[inline(always)]
-fn fill(
+fn fill<Q: Query>(
     field: &HeightField,
     batch: &mut Batch,
     s: &mut State,
     lane: usize,
-    query: &mut impl Query,
+    query: &mut Q,
 ) {
     let Batch {
         rays,
@@ -827,7 +827,9 @@ fn fill(
         s.sz[lane] = shear.z;
         s.kz_x[lane] = -((kz == 0) as i32);
         s.kz_y[lane] = -((kz == 1) as i32);
-        s.along_light[lane] = -(field.light.as_ref().is_some_and(|h| h.covers(d)) as i32);
+        // Only occlusion walks use the light's horizons.
+        s.along_light[lane] =
+            -((Q::ANY && field.light.as_ref().is_some_and(|h| h.covers(d))) as i32);
         s.best_triangle[lane] = NO_HIT;
         return;
     }

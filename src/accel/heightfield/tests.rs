@@ -623,11 +623,9 @@ proptest! {
                 let k = level as usize;
                 for bi in 0..field.level_rows[k] {
                     for bj in 0..field.level_cols[k] {
-                        let index = field.level_base[k]
-                            - field.level_base[horizon.from_level as usize]
-                            + bi * field.level_cols[k]
-                            + bj;
-                        let bound = horizon.values[index];
+                        let bound = field
+                            .block_horizon_of(&horizon, level, bi, bj)
+                            .expect("a level with horizons");
                         let x0 = field.xs[(bj << level).min(field.cols - 1)];
                         let x1 = field.xs[((bj + 1) << level).min(field.cols - 1)];
                         let z0 = field.zs[(bi << level).min(field.rows - 1)];
