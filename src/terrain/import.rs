@@ -48,8 +48,8 @@ impl Imported {
 
 /// Reads a grayscale PNG; colour images are refused (a heightmap has one channel).
 pub fn load(path: &Path) -> Result<Imported, String> {
-    let bytes = crate::texture::read_image_file(path)?;
-    decode(&bytes, path)
+    let file = crate::texture::open_image_file(path)?;
+    decode_from(std::io::BufReader::with_capacity(1 << 16, file), path)
 }
 
 /// The most memory a heightmap's decoded pixels may take: room for the
@@ -58,16 +58,29 @@ pub fn load(path: &Path) -> Result<Imported, String> {
 /// declares absurd dimensions.
 const MAX_DECODED_BYTES: usize = 2 << 30;
 
+/// Rows the decoder hands over at a time (see [`decode_from`]).
+const ROWS_PER_BATCH: usize = 64;
+
 /// Decodes heightmap bytes (named `path` in messages).
-///
-/// The png crate decodes into one buffer of big-endian rows, which are
-/// flipped and converted to samples in parallel: going through
-/// `image::load_from_memory` added a serial byte-swap pass and a serial
-/// flip, 25-40 ms of a 4097² map's load.
 pub fn decode(bytes: &[u8], path: &Path) -> Result<Imported, String> {
+    decode_from(std::io::Cursor::new(bytes), path)
+}
+
+/// Decodes a heightmap read from `input` (named `path` in messages).
+///
+/// Inflating the image is serial, and it is most of the work: 135 ms of a
+/// 4097² map. So the file is read as it is inflated rather than first
+/// whole, and the rows go in batches to a second thread, which flips them
+/// (the image's top row is the north edge, our row 0 the south) and keeps
+/// the gray channel as samples, while this one inflates the next batch.
+/// Interlaced images, rare for heightmaps, are decoded whole first.
+fn decode_from<R: std::io::BufRead + std::io::Seek>(
+    input: R,
+    path: &Path,
+) -> Result<Imported, String> {
     let cannot = |e: &dyn std::fmt::Display| format!("cannot read {}: {e}", path.display());
     let mut decoder = png::Decoder::new_with_limits(
-        std::io::Cursor::new(bytes),
+        input,
         png::Limits {
             bytes: MAX_DECODED_BYTES,
         },
@@ -78,6 +91,7 @@ pub fn decode(bytes: &[u8], path: &Path) -> Result<Imported, String> {
     let (color, depth) = reader.output_color_type();
     let info = reader.info();
     let (w, h) = (info.width as usize, info.height as usize);
+    let interlaced = info.interlaced;
     let channels = match color {
         png::ColorType::Grayscale => 1,
         png::ColorType::GrayscaleAlpha => 2,
@@ -95,7 +109,7 @@ pub fn decode(bytes: &[u8], path: &Path) -> Result<Imported, String> {
             path.display()
         ));
     }
-    let size = reader
+    reader
         .output_buffer_size()
         .filter(|&size| size <= MAX_DECODED_BYTES)
         .ok_or_else(|| {
@@ -105,25 +119,69 @@ pub fn decode(bytes: &[u8], path: &Path) -> Result<Imported, String> {
                 channels * depth as usize
             )
         })?;
-    let mut raw = vec![0u8; size];
-    let frame = reader.next_frame(&mut raw).map_err(|e| cannot(&e))?;
     let wide = depth == png::BitDepth::Sixteen;
-    let stride = frame.line_size;
-    // Rows are flipped on the way: the image's top row is the north edge,
-    // our row 0 the south. Only the gray channel is kept.
-    let mut samples = vec![0u16; w * h];
-    samples.par_chunks_mut(w).enumerate().for_each(|(i, row)| {
-        let src = &raw[(h - 1 - i) * stride..][..stride];
+    let stride = reader
+        .output_line_size(w as u32)
+        .ok_or_else(|| cannot(&"rows too long"))?;
+    // Image row r (top first) to grid row h − 1 − r, gray channel only.
+    let gray = move |src: &[u8], out: &mut [u16]| {
         if wide {
-            for (out, px) in row.iter_mut().zip(src.chunks_exact(2 * channels)) {
+            for (out, px) in out.iter_mut().zip(src.chunks_exact(2 * channels)) {
                 *out = u16::from_be_bytes([px[0], px[1]]);
             }
         } else {
-            for (out, px) in row.iter_mut().zip(src.chunks_exact(channels)) {
+            for (out, px) in out.iter_mut().zip(src.chunks_exact(channels)) {
                 *out = px[0] as u16;
             }
         }
-    });
+    };
+    let mut samples = vec![0u16; w * h];
+    if interlaced {
+        let mut raw = vec![0u8; reader.output_buffer_size().unwrap_or(0)];
+        reader.next_frame(&mut raw).map_err(|e| cannot(&e))?;
+        samples.par_chunks_mut(w).enumerate().for_each(|(i, row)| {
+            gray(&raw[(h - 1 - i) * stride..][..stride], row);
+        });
+    } else {
+        let batch_bytes = ROWS_PER_BATCH * stride;
+        std::thread::scope(|scope| {
+            // Batches of inflated rows go to the converter and come back
+            // empty, so that two buffers serve the whole image.
+            let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<(usize, Vec<u8>)>(1);
+            let (empty_tx, empty_rx) = std::sync::mpsc::channel::<Vec<u8>>();
+            let samples = &mut samples;
+            scope.spawn(move || {
+                for (first, batch) in full_rx {
+                    for (r, src) in batch.chunks_exact(stride).enumerate() {
+                        let i = h - 1 - (first + r);
+                        gray(src, &mut samples[i * w..][..w]);
+                    }
+                    // The decoder may have stopped on an error.
+                    let _ = empty_tx.send(batch);
+                }
+            });
+            let mut spare = vec![vec![0u8; batch_bytes]; 2];
+            let mut first = 0;
+            while first < h {
+                let rows = ROWS_PER_BATCH.min(h - first);
+                let mut batch = spare
+                    .pop()
+                    .or_else(|| empty_rx.recv().ok())
+                    .expect("the converter returns every batch until the channel closes");
+                batch.resize(rows * stride, 0);
+                for row in batch.chunks_exact_mut(stride) {
+                    if reader.read_row(row).map_err(|e| cannot(&e))?.is_none() {
+                        return Err(cannot(&"the image data ends early"));
+                    }
+                }
+                full_tx
+                    .send((first, batch))
+                    .expect("the converter runs until the channel closes");
+                first += rows;
+            }
+            Ok(())
+        })?;
+    }
     Ok(Imported {
         width: w,
         height: h,
@@ -304,6 +362,124 @@ mod tests {
         let packed = [1, 2, 0xff, 0xfe, 0x80, 0, 0, 1];
         let m = load_gray((2, 2), png::BitDepth::Sixteen, &packed);
         assert_eq!(m.samples, vec![0x8000, 1, 0x0102, 0xfffe]);
+    }
+
+    /// A `w` × `h` 16-bit map whose every sample differs: image row r
+    /// (top first), column c holds 1000 r + c.
+    fn numbered_rows(w: u32, h: u32) -> Vec<u8> {
+        (0..h)
+            .flat_map(|r| (0..w).flat_map(move |c| ((1000 * r + c) as u16).to_be_bytes()))
+            .collect()
+    }
+
+    #[test]
+    fn maps_of_many_batches_flip_every_row() {
+        // 200 rows: three full batches of rows and a short one.
+        let (w, h) = (5, 200);
+        let m = load_gray((w, h), png::BitDepth::Sixteen, &numbered_rows(w, h));
+        assert_eq!((m.width, m.height), (5, 200));
+        for i in 0..h as usize {
+            for j in 0..w as usize {
+                let r = h as usize - 1 - i;
+                assert_eq!(
+                    m.samples[i * 5 + j],
+                    (1000 * r + j) as u16,
+                    "row {i}, column {j}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn truncated_maps_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.png");
+        let (w, h) = (300, 300);
+        let mut enc = png::Encoder::new(std::fs::File::create(&path).unwrap(), w, h);
+        enc.set_color(png::ColorType::Grayscale);
+        enc.set_depth(png::BitDepth::Sixteen);
+        // Stored, so that half the file is half the rows.
+        enc.set_compression(png::Compression::NoCompression);
+        let mut writer = enc.write_header().unwrap();
+        writer.write_image_data(&numbered_rows(w, h)).unwrap();
+        writer.finish().unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
+        let e = load(&path).unwrap_err();
+        assert!(
+            e.starts_with(&format!("cannot read {}", path.display())),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn interlaced_maps_read_as_plain_ones() {
+        // 8-bit 5 × 9, image row r column c holding 10 r + c, written
+        // Adam7-interlaced by hand: the seven passes' rows (filter byte 0)
+        // in one stored zlib block.
+        let (w, h) = (5usize, 9usize);
+        let value = |r: usize, c: usize| (10 * r + c) as u8;
+        let passes = [
+            (0, 0, 8, 8),
+            (4, 0, 8, 8),
+            (0, 4, 4, 8),
+            (2, 0, 4, 4),
+            (0, 2, 2, 4),
+            (1, 0, 2, 2),
+            (0, 1, 1, 2),
+        ];
+        let mut raw = Vec::new();
+        for (x0, y0, dx, dy) in passes {
+            if x0 >= w || y0 >= h {
+                continue; // an empty pass has no rows at all
+            }
+            for r in (y0..h).step_by(dy) {
+                raw.push(0);
+                raw.extend((x0..w).step_by(dx).map(|c| value(r, c)));
+            }
+        }
+        let adler = {
+            let (mut a, mut b) = (1u32, 0u32);
+            for &v in &raw {
+                a = (a + v as u32) % 65521;
+                b = (b + a) % 65521;
+            }
+            (b << 16) | a
+        };
+        let len = raw.len() as u16;
+        let mut zlib = vec![0x78, 0x01, 0x01];
+        zlib.extend(len.to_le_bytes());
+        zlib.extend((!len).to_le_bytes());
+        zlib.extend(&raw);
+        zlib.extend(adler.to_be_bytes());
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.png");
+        let mut info = png::Info::with_size(w as u32, h as u32);
+        info.color_type = png::ColorType::Grayscale;
+        info.bit_depth = png::BitDepth::Eight;
+        info.interlaced = true;
+        let file = std::fs::File::create(&path).unwrap();
+        let mut writer = png::Encoder::with_info(file, info)
+            .unwrap()
+            .write_header()
+            .unwrap();
+        writer.write_chunk(png::chunk::IDAT, &zlib).unwrap();
+        writer.finish().unwrap();
+
+        let m = load(&path).unwrap();
+        let plain: Vec<u8> = (0..h)
+            .flat_map(|r| (0..w).map(move |c| value(r, c)))
+            .collect();
+        assert_eq!(
+            m,
+            load_gray((w as u32, h as u32), png::BitDepth::Eight, &plain)
+        );
+        assert_eq!(
+            m.samples[0..5],
+            [80, 81, 82, 83, 84],
+            "grid row 0 is image row 8"
+        );
     }
 
     #[test]

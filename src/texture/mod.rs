@@ -8,6 +8,7 @@
 
 pub mod cobblestone;
 
+use std::io::Read;
 use std::path::Path;
 
 use glam::Vec3;
@@ -44,6 +45,15 @@ pub const MAX_IMAGE_FILE: u64 = 1 << 30;
 /// Reads an image file after checking that it is a regular file of at most
 /// [`MAX_IMAGE_FILE`] bytes (so `/dev/zero` or a pipe cannot hang a render).
 pub fn read_image_file(path: &Path) -> std::result::Result<Vec<u8>, String> {
+    let mut bytes = Vec::new();
+    open_image_file(path)?
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    Ok(bytes)
+}
+
+/// Opens an image file for reading after the checks of [`read_image_file`].
+pub fn open_image_file(path: &Path) -> std::result::Result<std::fs::File, String> {
     let meta =
         std::fs::metadata(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     if !meta.is_file() {
@@ -57,7 +67,7 @@ pub fn read_image_file(path: &Path) -> std::result::Result<Vec<u8>, String> {
             MAX_IMAGE_FILE
         ));
     }
-    std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+    std::fs::File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
 }
 
 /// Rec. 709 luminance weights, for grayscale lookups of RGB textures.
