@@ -104,7 +104,7 @@ pub struct Tree {
 }
 
 /// A BVH over the triangles of one mesh.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Bvh {
     /// The hierarchy; a leaf's primitives are slots `4p..4p + count` of
     /// packet `p`.
@@ -114,6 +114,19 @@ pub struct Bvh {
     /// Mesh triangle index of each packet slot (`u32::MAX` past a leaf's
     /// count).
     ids: Vec<u32>,
+}
+
+impl Clone for Bvh {
+    /// A copy whose tree prefetches the copy's packets.
+    fn clone(&self) -> Bvh {
+        let mut copy = Bvh {
+            tree: self.tree.clone(),
+            packets: self.packets.clone(),
+            ids: self.ids.clone(),
+        };
+        copy.tree.wide.set_leaf_memory(&copy.packets, 4);
+        copy
+    }
 }
 
 const BINS: usize = 12;
@@ -268,6 +281,7 @@ impl Bvh {
             ids.resize(4 * packets.len(), u32::MAX);
             4 * (packets.len() as u32 - 1)
         });
+        tree.wide.set_leaf_memory(&packets, 4);
         Bvh { tree, packets, ids }
     }
 

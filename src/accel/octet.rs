@@ -326,6 +326,7 @@ mod avx {
                             let c = children.trailing_zeros() as usize;
                             children &= children - 1;
                             let entered = rays[c] & active;
+                            tree.prefetch_child(n, c);
                             let entry = Entry {
                                 t: t[c],
                                 first: n.first[c],
@@ -423,6 +424,11 @@ mod avx {
                     // SAFETY: this function runs only where the CPU has AVX.
                     let (_, rays) = unsafe { r.enter(n, t_limit) };
                     let mut children = entered_children(&rays, active);
+                    let mut ahead = children;
+                    while ahead != 0 {
+                        tree.prefetch_child(n, ahead.trailing_zeros() as usize);
+                        ahead &= ahead - 1;
+                    }
                     while children != 0 {
                         let c = children.trailing_zeros() as usize;
                         children &= children - 1;
