@@ -19,9 +19,17 @@ scree=$root/target/release/scree
 mkdir -p bench/data bench/out
 [ -x bench/out/embree_bench ] ||
   gcc -O3 -march=native -fopenmp "$peers/embree_bench.c" -o bench/out/embree_bench -lembree3 -lm
+# The generator needs numpy: the first python3 on PATH that has it (a
+# pyenv python often lacks it where Debian's python3-numpy is installed).
+python=
+for candidate in python3 /usr/bin/python3; do
+  if "$candidate" -c "import numpy" 2>/dev/null; then python=$candidate; break; fi
+done
 for size in "${sizes[@]}"; do
-  [ -f "bench/data/terrain_$size.png" ] ||
-    python3 "$peers/gen_terrain.py" --size "$size" --out bench/data
+  if [ ! -f "bench/data/terrain_$size.png" ]; then
+    [ -n "$python" ] || { echo "compare.sh: no python3 with numpy (apt-get install python3-numpy)" >&2; exit 2; }
+    "$python" "$peers/gen_terrain.py" --size "$size" --out bench/data
+  fi
 done
 cd bench
 cp "$peers/terrain.pov" out/terrain.pov
