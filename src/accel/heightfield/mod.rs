@@ -29,7 +29,7 @@
 //!
 //! Shadow rays toward the sun all climb at nearly the same slope and
 //! heading. For them the field can keep horizons ([`HeightField::set_light`],
-//! `horizon`): per block of the coarser levels, how high the terrain ahead
+//! `horizon`): per block of every level from 1 up, how high the terrain ahead
 //! rises against the ray's climb, so that a shadow ray that enters a block
 //! above its horizon stops there, unblocked, instead of climbing the
 //! hierarchy until it leaves the field.

@@ -657,22 +657,63 @@ proptest! {
     }
 }
 
-/// A plane's searches end at once, but its horizons still stop at a
-/// coarse level: the budget counts blocks as well as visits.
+/// Horizons reach down to level 1, and a plane's are its height (plus the
+/// margin) at every level.
 #[test]
-fn horizons_of_a_large_plane_stay_coarse() {
-    let n = 2049;
+fn horizons_cover_every_level_from_one() {
+    let n = 1025;
     let field = HeightField::build(&grid(n, n, vec![1.0; n * n], [100.0, 100.0]));
-    let h = field.horizon(light(0.4, 1.0), 0.0).expect("horizons");
-    let blocks = |level: u32| field.level_rows[level as usize] * field.level_cols[level as usize];
-    assert!(h.from_level >= 2, "from level {}", h.from_level);
+    for azimuth in [0.3f32, 1.3, 2.0, 3.5, 5.0] {
+        let h = field.horizon(light(0.4, azimuth), 0.0).expect("horizons");
+        assert_eq!(h.from_level, 1);
+        let blocks: usize = (1..=field.top as usize)
+            .map(|k| field.level_rows[k] * field.level_cols[k])
+            .sum();
+        assert_eq!(h.values.len(), blocks);
+        assert!(h.values.iter().all(|&v| (1.0..1.001).contains(&v)));
+    }
+}
+
+/// A spike in a flat field: the blocks its rays lead toward see it less
+/// the climb across every whole slab between, and blocks off to the side,
+/// whose rays pass it by, see only the flat ground.
+#[test]
+fn horizons_see_what_lies_along_the_rays_only() {
+    // Cells of one unit; the spike at sample (row 50, column 32), x = 0,
+    // z = 18.
+    let n = 65;
+    let mut data = vec![0.0; n * n];
+    data[50 * n + 32] = 10.0;
+    let field = HeightField::build(&grid(n, n, data, [64.0, 64.0]));
+    // Heading 0.2 rad off +z toward +x, climbing at 0.3 rad.
+    let (elevation, azimuth) = (0.3f32, 0.2f32);
+    let h = field
+        .horizon(light(elevation, azimuth), 0.0)
+        .expect("horizons");
+    let at = |bi, bj| field.block_horizon_of(&h, 1, bi, bj).expect("level 1");
+    // 20 back from the spike along the heading: x ≈ −4, z ≈ −1.6, cell
+    // (row 30, column 28), level-1 block (15, 14). Between it (z up to 0)
+    // and the spike's blocks (z from 16) lie 8 whole slabs, 16 of z.
+    // The light climbs tan 0.3 / cos 0.2 = 0.3155 a unit of z; the cone
+    // the horizons are built for (widened by 3e-3 rad for rounding) at
+    // least 0.31.
+    let climb_z = 0.31;
+    assert!(climb_z < elevation.tan() / azimuth.cos());
+    let seen = at(15, 14);
+    assert!(seen > 0.5, "{seen}: the spike is ahead");
     assert!(
-        blocks(h.from_level) <= 1_500_000 / 10 * 4,
-        "{} blocks",
-        blocks(h.from_level)
+        seen <= 10.0 - climb_z * 16.0 + 1e-3,
+        "{seen}: every slab's climb counts"
     );
-    // Every horizon of a plane is its height (plus the margin).
-    assert!(h.values.iter().all(|&v| (1.0..1.001).contains(&v)));
+    // Off to the side (x ≈ −28), in the same rows: the rays pass the spike
+    // 24 to the left of it.
+    let side = at(15, 2);
+    assert!(
+        side.abs() < 1e-3,
+        "{side}: only flat ground lies along the rays"
+    );
+    // Past the spike, nothing rises ahead.
+    assert!(at(27, 17).abs() < 1e-3);
 }
 
 /// Horizons exist for climbing directions off the axes, on fields with
