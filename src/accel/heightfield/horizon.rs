@@ -192,8 +192,7 @@ impl HeightField {
     fn level_horizons(&self, level: u32, cone: Cone, margin: f32, out: &mut [f32]) {
         let k = level as usize;
         let (rows, cols) = (self.level_rows[k], self.level_cols[k]);
-        let at = self.ranges_at + 2 * self.level_base[k];
-        let ranges = &self.data[at..at + 2 * rows * cols];
+        let ranges = self.level_ranges(level);
         let highest = |i: usize, j: usize| ranges[2 * (i * cols + j) + 1] as f64;
         let line = |lines: &[f32], b: usize| lines[(b << level).min(lines.len() - 1)] as f64;
         let (slab_lines, side_lines, slabs, per_slab) = if cone.along_z {
@@ -205,29 +204,27 @@ impl HeightField {
         // where rays enter blocks.
         let [lo, hi] = [self.bounds.min, self.bounds.max];
         let slack = 1e-5 * (lo.abs().max(hi.abs()).max_element() as f64 + 1.0);
-        // Each slab's depth, and how many blocks beyond its own a ray in it
-        // passes over sideways: it drifts by at most drift · depth, so no
-        // more than the narrowest whole block fits into that, plus one it
-        // may reach into.
+        // Each slab's depth, and how many blocks beyond its own a ray in any
+        // slab passes over sideways: it drifts by at most drift · depth, so
+        // no more than the narrowest whole block fits into that, plus one
+        // it may reach into. Every slab takes the deepest slab's window (a
+        // narrower last slab's lies within it).
         let narrowest = (0..per_slab.saturating_sub(1))
             .map(|b| line(side_lines, b + 1) - line(side_lines, b))
             .fold(f64::INFINITY, f64::min);
         let depth: Vec<f64> = (0..slabs)
             .map(|a| (line(slab_lines, a + 1) - line(slab_lines, a)).abs())
             .collect();
-        let extra: Vec<usize> = depth
-            .iter()
-            .map(|&d| {
-                let blocks = ((cone.drift * d + slack) / narrowest).floor() + 1.0;
-                if blocks < per_slab as f64 {
-                    blocks as usize
-                } else {
-                    per_slab
-                }
-            })
-            .collect();
-        // The blocks `n` beyond `b` (of `count`) the way the rays drift.
-        let window = |b: usize, n: usize, count: usize, drifts_up: bool| {
+        let deepest = depth.iter().copied().fold(0.0, f64::max);
+        let blocks = ((cone.drift * deepest + slack) / narrowest).floor() + 1.0;
+        let n = if blocks < per_slab as f64 {
+            blocks as usize
+        } else {
+            per_slab
+        };
+        // Block `b` (of `count`) and the `n` beyond it the way the rays
+        // drift.
+        let window = |b: usize, count: usize, drifts_up: bool| {
             if drifts_up {
                 b..(b + n + 1).min(count)
             } else {
@@ -240,23 +237,24 @@ impl HeightField {
         } else {
             (cone.fwd_x, cone.fwd_z, cone.climb_x)
         };
-        let far_first = |n: usize| -> Vec<usize> {
-            if forward {
-                (0..n).rev().collect()
+        // 0..count, from the high end when `descending`.
+        let order = |count: usize, descending: bool| -> Vec<usize> {
+            if descending {
+                (0..count).rev().collect()
             } else {
-                (0..n).collect()
+                (0..count).collect()
             }
         };
         assert_eq!(out.len(), rows * cols, "one horizon per block");
         if cone.along_z {
-            // Row a's E from row `after(a)`'s (`entering`).
+            // Row a's E from the E of the row after it (`entering`).
             let mut entering = vec![f64::NEG_INFINITY; cols];
             let mut next = vec![0.0f64; cols];
-            for a in far_first(rows) {
-                let (n, credit) = (extra[a], climb * depth[a]);
+            for a in order(rows, forward) {
+                let credit = climb * depth[a];
                 for b in 0..cols {
                     let (mut near, mut ahead) = (f64::NEG_INFINITY, f64::NEG_INFINITY);
-                    for w in window(b, n, cols, sideways) {
+                    for w in window(b, cols, sideways) {
                         near = near.max(highest(a, w));
                         ahead = ahead.max(entering[w]);
                     }
@@ -266,28 +264,22 @@ impl HeightField {
                 std::mem::swap(&mut entering, &mut next);
             }
         } else {
-            // Column a's E from column `after(a)`'s, over a window of rows:
-            // rows go in the order the rays drift from, so that a window's
-            // other rows are done before it, and the E of the last few rows
-            // are kept in a ring. Every column takes the widest window (the
-            // last, narrower column's is within it). Per row, what the
-            // window's blocks and its other rows give is found first, along
-            // memory; only the row's own chain of E, column after column,
-            // is left to run in order.
-            let n = extra.iter().max().copied().unwrap_or(0);
+            // Column a's E from the E of the column after it, over a window
+            // of rows: rows go in the order the rays drift from, so that a
+            // window's other rows are done before it, and the E of the last
+            // few rows are kept in a ring. Per row, what the window's blocks
+            // and its other rows give is found first, along memory; only
+            // the row's own chain of E, column after column, is left to run
+            // in order.
             let ring_rows = n + 1;
             let mut ring = vec![f64::NEG_INFINITY; ring_rows * cols];
-            let row_order: Vec<usize> = if sideways {
-                (0..rows).rev().collect()
-            } else {
-                (0..rows).collect()
-            };
             let mut near = vec![0.0f64; cols];
             let mut others = vec![0.0f64; cols];
-            for i in row_order {
+            let columns = order(cols, forward);
+            for i in order(rows, sideways) {
                 near.fill(f64::NEG_INFINITY);
                 others.fill(f64::NEG_INFINITY);
-                for w in window(i, n, rows, sideways) {
+                for w in window(i, rows, sideways) {
                     let heights = &ranges[2 * w * cols..2 * (w + 1) * cols];
                     for (v, range) in near.iter_mut().zip(heights.chunks_exact(2)) {
                         *v = v.max(range[1] as f64);
@@ -314,16 +306,9 @@ impl HeightField {
                     ring[own + a] = e;
                     e
                 };
-                let mut chained = f64::NEG_INFINITY;
-                if forward {
-                    for a in (0..cols).rev() {
-                        chained = step(a, chained);
-                    }
-                } else {
-                    for a in 0..cols {
-                        chained = step(a, chained);
-                    }
-                }
+                columns
+                    .iter()
+                    .fold(f64::NEG_INFINITY, |chained, &a| step(a, chained));
             }
         }
     }

@@ -395,10 +395,19 @@ impl HeightField {
         if level == 0 {
             cell_range(&self.data, self.cols, i, j)
         } else {
-            let k = level as usize;
-            let at = self.ranges_at + 2 * (self.level_base[k] + i * self.level_cols[k] + j);
-            [self.data[at], self.data[at + 1]]
+            let at = 2 * (i * self.level_cols[level as usize] + j);
+            let ranges = self.level_ranges(level);
+            [ranges[at], ranges[at + 1]]
         }
+    }
+
+    /// The stored (min, max) pairs of `level` (≥ 1), row-major, flat: block
+    /// (i, j)'s pair starts at 2 · (i · blocks per row + j).
+    #[inline(always)]
+    fn level_ranges(&self, level: u32) -> &[f32] {
+        let k = level as usize;
+        let at = self.ranges_at + 2 * self.level_base[k];
+        &self.data[at..at + 2 * self.level_rows[k] * self.level_cols[k]]
     }
 
     /// The closest hit along `ray` with t in (0, t_max]; of hits at the
