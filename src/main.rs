@@ -20,6 +20,26 @@ use scree::{output, render};
 /// Set by Ctrl-C / SIGTERM; renders poll it between tiles.
 static CANCEL: AtomicBool = AtomicBool::new(false);
 
+/// Prints one line of a command's report on standard output. A reader
+/// that has gone away (`scree bench | head -1`) is no failure: the rest of
+/// the report is dropped and the command ends as it would have.
+macro_rules! say {
+    ($($arg:tt)*) => {
+        say_line(format_args!($($arg)*))
+    };
+}
+
+fn say_line(line: std::fmt::Arguments) -> Result<()> {
+    use std::io::Write;
+    match writeln!(std::io::stdout().lock(), "{line}") {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::Io {
+            path: "standard output".into(),
+            source: e,
+        }),
+        _ => Ok(()),
+    }
+}
+
 #[derive(Parser)]
 #[command(
     name = "scree",
@@ -353,7 +373,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Check { scene } => {
             let s = scene::load(&scene)?;
             let [w, h] = s.terrain.resolution;
-            println!(
+            say!(
                 "{}: ok ({}×{} image, {} spp, {}×{} terrain, {} projection, about {:.0} MiB)",
                 scene.display(),
                 s.image.width,
@@ -363,7 +383,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 h,
                 s.camera.projection.name(),
                 s.memory_estimate() as f64 / (1 << 20) as f64
-            );
+            )?;
             Ok(ExitCode::SUCCESS)
         }
     }
@@ -537,7 +557,7 @@ fn render_on_pool(args: RenderArgs, start: Instant) -> Result<ExitCode> {
         let region_note = region.map_or(String::new(), |r| {
             format!(" (region {},{},{},{} of {w}×{h})", r.x0, r.y0, r.x1, r.y1)
         });
-        println!(
+        say!(
             "{}: {}×{}{region_note}, {} spp, {:.2} s total | scene {:.0} ms, {world_note} | {} rays ({} primary, {} shadow and sky) in {:.2} s = {:.2} Mrays/s on {} thread{} | output written in {:.0} ms",
             out.display(),
             fb_width,
@@ -553,7 +573,7 @@ fn render_on_pool(args: RenderArgs, start: Instant) -> Result<ExitCode> {
             rayon::current_num_threads(),
             if rayon::current_num_threads() == 1 { "" } else { "s" },
             output_time.as_secs_f64() * 1e3
-        );
+        )?;
     }
     if stats.bad_samples > 0 {
         let (x, y) = stats.first_bad_pixel.unwrap_or_default();
@@ -620,13 +640,13 @@ fn merge_command(args: MergeArgs) -> Result<ExitCode> {
     let (image, meta) = farm::merge(&parts)?;
     output::write_png_with(&image, &meta, &args.output)?;
     if !args.quiet {
-        println!(
+        say!(
             "{}: {} parts merged into {}×{}",
             args.output.display(),
             parts.len(),
             image.width(),
             image.height()
-        );
+        )?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -665,7 +685,7 @@ fn compare_command(args: CompareArgs) -> Result<ExitCode> {
     output::write_png(&image::DynamicImage::ImageRgba8(grid), &args.output)?;
     if !args.quiet {
         let (w, h) = layout.size();
-        println!(
+        say!(
             "{}: {} projections in a {}×{} grid of {}×{} cells ({w}×{h} px), {:.2} s",
             args.output.display(),
             projections.len(),
@@ -674,7 +694,7 @@ fn compare_command(args: CompareArgs) -> Result<ExitCode> {
             layout.cell_width,
             layout.cell_height,
             start.elapsed().as_secs_f64()
-        );
+        )?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -729,7 +749,7 @@ fn diff_command(args: DiffArgs) -> Result<ExitCode> {
         )?;
     }
     if !args.quiet {
-        println!("{}", diff::summary(&report));
+        say!("{}", diff::summary(&report))?;
     }
     Ok(if report.passed() {
         ExitCode::SUCCESS
@@ -775,13 +795,13 @@ fn terrain_command(args: TerrainArgs) -> Result<ExitCode> {
         output::write_bytes(scree::terrain::export::obj(&grid).as_bytes(), o)?;
     }
     if !args.quiet {
-        println!(
+        say!(
             "{}×{} terrain generated in {:.0} ms; heights {lo} to {hi} (import with \"height\": {})",
             grid.heights.width,
             grid.heights.height,
             generate_time.as_secs_f64() * 1e3,
             hi - lo
-        );
+        )?;
     }
     if let Some(o) = &args.rocks_obj {
         let world = scree::world::World::build_on(&scene, grid);
@@ -790,7 +810,7 @@ fn terrain_command(args: TerrainArgs) -> Result<ExitCode> {
         if !args.quiet {
             let triangles: usize = rocks.iter().map(|m| m.indices.len()).sum();
             let left_out = world.analytic.len();
-            println!(
+            say!(
                 "{} rocks exported, {triangles} triangles{}",
                 rocks.len(),
                 if left_out > 0 {
@@ -798,7 +818,7 @@ fn terrain_command(args: TerrainArgs) -> Result<ExitCode> {
                 } else {
                     String::new()
                 }
-            );
+            )?;
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -823,12 +843,12 @@ fn bench_command(args: BenchArgs) -> Result<ExitCode> {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let r = scree::bench::run(geometry, threads, args.reps)?;
     if args.json {
-        println!(
+        say!(
             "{}",
             serde_json::to_string(&r).expect("a report serialises")
-        );
+        )?;
     } else {
-        println!(
+        say!(
             "{} triangles (loaded in {:.0} ms) | {} build {:.0} ms, {:.1} bytes/triangle, peak RSS {:.0} MiB | SIMD {}\n\
              primary: {:.2} Mrays/s on 1 thread, {:.2} on {} ({:.2}×) | shadow: {:.2} / {:.2} Mrays/s ({:.2}×)\n\
              hits {} occluded {}",
@@ -848,7 +868,7 @@ fn bench_command(args: BenchArgs) -> Result<ExitCode> {
             r.shadow_mrays / r.shadow_mrays_1t,
             r.hits,
             r.occluded
-        );
+        )?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -114,6 +114,23 @@ fn check_accepts_every_shipped_scene() {
 }
 
 #[test]
+fn a_closed_standard_output_ends_the_report_quietly() {
+    // The reader is gone before scree starts, so its first line meets a
+    // broken pipe for certain (as `scree check … | head -0` may).
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = scree()
+        .arg("check")
+        .arg(root().join("scenes/rocky-valley.json"))
+        .stdout(writer)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.is_empty(), "{stderr}");
+}
+
+#[test]
 fn built_in_default_is_the_shipped_rocky_valley() {
     let shipped = std::fs::read_to_string(root().join("scenes/rocky-valley.json")).unwrap();
     assert_eq!(shipped, scree::scene::DEFAULT_SCENE);
