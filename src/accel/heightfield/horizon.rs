@@ -47,7 +47,7 @@
 use glam::Vec3;
 use rayon::prelude::*;
 
-use super::HeightField;
+use super::{higher, HeightField};
 
 /// Horizons of the blocks of levels `from_level` and up, for rays within
 /// a cone of directions around a light.
@@ -255,11 +255,11 @@ impl HeightField {
                 for b in 0..cols {
                     let (mut near, mut ahead) = (f64::NEG_INFINITY, f64::NEG_INFINITY);
                     for w in window(b, cols, sideways) {
-                        near = near.max(highest(a, w));
-                        ahead = ahead.max(entering[w]);
+                        near = higher(near, highest(a, w));
+                        ahead = higher(ahead, entering[w]);
                     }
-                    out[a * cols + b] = (near.max(ahead) as f32) + margin;
-                    next[b] = near.max(ahead - credit);
+                    out[a * cols + b] = (higher(near, ahead) as f32) + margin;
+                    next[b] = higher(near, ahead - credit);
                 }
                 std::mem::swap(&mut entering, &mut next);
             }
@@ -282,7 +282,7 @@ impl HeightField {
                 for w in window(i, rows, sideways) {
                     let heights = &ranges[2 * w * cols..2 * (w + 1) * cols];
                     for (v, range) in near.iter_mut().zip(heights.chunks_exact(2)) {
-                        *v = v.max(range[1] as f64);
+                        *v = higher(*v, range[1] as f64);
                     }
                     if w != i {
                         let e = &ring[(w % ring_rows) * cols..][..cols];
@@ -293,16 +293,16 @@ impl HeightField {
                             (&e[..cols - 1], &mut others[1..])
                         };
                         for (v, &x) in to.iter_mut().zip(from) {
-                            *v = v.max(x);
+                            *v = higher(*v, x);
                         }
                     }
                 }
                 let own = (i % ring_rows) * cols;
                 let out_row = &mut out[i * cols..(i + 1) * cols];
                 let mut step = |a: usize, chained: f64| {
-                    let ahead = others[a].max(chained);
-                    out_row[a] = (near[a].max(ahead) as f32) + margin;
-                    let e = near[a].max(ahead - climb * depth[a]);
+                    let ahead = higher(others[a], chained);
+                    out_row[a] = (higher(near[a], ahead) as f32) + margin;
+                    let e = higher(near[a], ahead - climb * depth[a]);
                     ring[own + a] = e;
                     e
                 };

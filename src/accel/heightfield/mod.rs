@@ -244,15 +244,18 @@ impl HeightField {
                 .par_chunks_mut(cols_k)
                 .enumerate()
                 .for_each(|(bi, row)| {
+                    // The (one or two) rows of blocks below, side by side.
+                    let first = &below[2 * bi * below_cols..][..below_cols];
+                    let second =
+                        &below[(2 * bi + 1).min(below_rows - 1) * below_cols..][..below_cols];
                     for (bj, out) in row.iter_mut().enumerate() {
-                        let mut r = [f32::INFINITY, f32::NEG_INFINITY];
-                        for i in 2 * bi..(2 * bi + 2).min(below_rows) {
-                            for j in 2 * bj..(2 * bj + 2).min(below_cols) {
-                                let c = below[i * below_cols + j];
-                                r = [r[0].min(c[0]), r[1].max(c[1])];
-                            }
-                        }
-                        *out = r;
+                        let j = 2 * bj;
+                        let k = (j + 1).min(below_cols - 1);
+                        let (a, b, c, d) = (first[j], first[k], second[j], second[k]);
+                        *out = [
+                            lower(lower(a[0], b[0]), lower(c[0], d[0])),
+                            higher(higher(a[1], b[1]), higher(c[1], d[1])),
+                        ];
                     }
                 });
         }
@@ -791,23 +794,23 @@ fn first_level(heights: &[f32], cols: usize, level: &mut [[f32; 2]], level_cols:
     level.par_chunks_mut(level_cols).enumerate().for_each_init(
         || (vec![0.0; cols], vec![0.0; cols]),
         |(lo, hi), (bi, out)| {
-            let first = &heights[2 * bi * cols..][..cols];
-            lo.copy_from_slice(first);
-            hi.copy_from_slice(first);
-            for r in 2 * bi + 1..=(2 * bi + 2).min(rows - 1) {
+            lo.fill(f32::INFINITY);
+            hi.fill(f32::NEG_INFINITY);
+            for r in 2 * bi..=(2 * bi + 2).min(rows - 1) {
                 let row = &heights[r * cols..][..cols];
                 for ((l, h), &v) in lo.iter_mut().zip(hi.iter_mut()).zip(row) {
-                    *l = l.min(v);
-                    *h = h.max(v);
+                    *l = lower(*l, v);
+                    *h = higher(*h, v);
                 }
             }
             for (bj, out) in out.iter_mut().enumerate() {
-                let span = 2 * bj..=(2 * bj + 2).min(cols - 1);
-                let lo = lo[span.clone()]
-                    .iter()
-                    .fold(f32::INFINITY, |a, &b| a.min(b));
-                let hi = hi[span].iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
-                *out = [lo, hi];
+                // Columns 2bj ..= 2bj + 2, the last only where it exists.
+                let j = 2 * bj;
+                let last = (j + 2).min(cols - 1);
+                *out = [
+                    lower(lower(lo[j], lo[j + 1]), lo[last]),
+                    higher(higher(hi[j], hi[j + 1]), hi[last]),
+                ];
             }
         },
     );
@@ -838,13 +841,17 @@ fn neighbourhood_peaks(
                     column_peak.fill(f32::NEG_INFINITY);
                     for r in i.saturating_sub(1)..(i + 2).min(rows) {
                         for (p, b) in column_peak.iter_mut().zip(&level[r * cols..][..cols]) {
-                            *p = p.max(b[1]);
+                            *p = higher(*p, b[1]);
                         }
                     }
                     for (j, out) in out.iter_mut().enumerate() {
-                        *out = column_peak[j.saturating_sub(1)..(j + 2).min(cols)]
-                            .iter()
-                            .fold(f32::NEG_INFINITY, |a, &b| a.max(b));
+                        // Columns j − 1 ..= j + 1, clamped to the level
+                        // (a repeated column changes no maximum).
+                        let (left, right) = (j.saturating_sub(1), (j + 1).min(cols - 1));
+                        *out = higher(
+                            higher(column_peak[left], column_peak[j]),
+                            column_peak[right],
+                        );
                     }
                 },
             );
@@ -861,10 +868,21 @@ fn level_dims(ch: usize, cw: usize, level: u32) -> (usize, usize) {
     )
 }
 
-/// min(a, b) that ignores a NaN `b`.
+/// min(a, b) that ignores a NaN `b`: one `minss`, where `f32::min` also
+/// checks `a` (folds that start from ±∞ never hold a NaN).
 #[inline(always)]
-fn lower(a: f32, b: f32) -> f32 {
+pub(super) fn lower<T: PartialOrd>(a: T, b: T) -> T {
     if b < a {
+        b
+    } else {
+        a
+    }
+}
+
+/// max(a, b) that ignores a NaN `b` (see [`lower`]).
+#[inline(always)]
+pub(super) fn higher<T: PartialOrd>(a: T, b: T) -> T {
+    if b > a {
         b
     } else {
         a
