@@ -423,34 +423,38 @@ fn start_cell_follows_the_descent_rule() {
     }
 }
 
-/// Every block holds exactly the lowest and highest sample under it.
+/// Every block holds exactly the lowest and highest sample under it, with
+/// odd and even cell counts each way (a last block short of a row or a
+/// column of cells, at level 1 and above) and a grid one cell wide.
 #[test]
 fn block_ranges_are_exact() {
-    let (w, h) = (37, 22);
-    let data: Vec<f32> = (0..w * h)
-        .map(|k| crate::hash::unit_f32(9, k as u64, 0) * 10.0 - 5.0)
-        .collect();
-    let field = HeightField::build(&grid(w, h, data.clone(), [5.0, 3.0]));
-    assert_eq!(field.top, 6, "36 cells need 2⁶");
-    assert_eq!(level_dims(h - 1, w - 1, field.top), (1, 1));
-    for level in 0..=field.top {
-        let (rows, cols) = level_dims(h - 1, w - 1, level);
-        let span = 1usize << level;
-        for bi in 0..rows {
-            for bj in 0..cols {
-                let mut lo = f32::INFINITY;
-                let mut hi = f32::NEG_INFINITY;
-                for i in bi * span..=((bi + 1) * span).min(h - 1) {
-                    for j in bj * span..=((bj + 1) * span).min(w - 1) {
-                        lo = lo.min(data[i * w + j]);
-                        hi = hi.max(data[i * w + j]);
+    let top = HeightField::build(&grid(37, 22, vec![0.0; 37 * 22], [5.0, 3.0])).top;
+    assert_eq!(top, 6, "36 cells need 2⁶");
+    for (w, h) in [(37, 22), (38, 23), (2, 9), (9, 2), (65, 65)] {
+        let data: Vec<f32> = (0..w * h)
+            .map(|k| crate::hash::unit_f32(9, k as u64, 0) * 10.0 - 5.0)
+            .collect();
+        let field = HeightField::build(&grid(w, h, data.clone(), [5.0, 3.0]));
+        assert_eq!(level_dims(h - 1, w - 1, field.top), (1, 1));
+        for level in 0..=field.top {
+            let (rows, cols) = level_dims(h - 1, w - 1, level);
+            let span = 1usize << level;
+            for bi in 0..rows {
+                for bj in 0..cols {
+                    let mut lo = f32::INFINITY;
+                    let mut hi = f32::NEG_INFINITY;
+                    for i in bi * span..=((bi + 1) * span).min(h - 1) {
+                        for j in bj * span..=((bj + 1) * span).min(w - 1) {
+                            lo = lo.min(data[i * w + j]);
+                            hi = hi.max(data[i * w + j]);
+                        }
                     }
+                    assert_eq!(
+                        field.range(level, bi, bj),
+                        [lo, hi],
+                        "{w}×{h}, level {level} ({bi}, {bj})"
+                    );
                 }
-                assert_eq!(
-                    field.range(level, bi, bj),
-                    [lo, hi],
-                    "level {level} ({bi}, {bj})"
-                );
             }
         }
     }
