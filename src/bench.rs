@@ -62,11 +62,7 @@ impl Accel {
     /// copied).
     fn build(geometry: Geometry) -> Accel {
         match geometry {
-            Geometry::Grid(g) => {
-                let mut field = HeightField::new(g);
-                field.set_light(sun(), 0.0);
-                Accel::Field(Box::new(field))
-            }
+            Geometry::Grid(g) => Accel::Field(Box::new(HeightField::lit(g, Some((sun(), 0.0))))),
             Geometry::Mesh(m) => Accel::Mesh(Bvh::build(&m), m),
         }
     }

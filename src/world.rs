@@ -138,10 +138,7 @@ impl Builder {
     fn terrain(&mut self, grid: TerrainGrid, material: u16, light: Option<(Vec3, f32)>) {
         self.triangles += grid.triangle_count();
         let t0 = Instant::now();
-        let mut field = HeightField::new(grid);
-        if let Some((dir, radius)) = light {
-            field.set_light(dir, radius);
-        }
+        let field = HeightField::lit(grid, light);
         self.objects.push(Object::Terrain(Box::new(field)));
         self.accel_time += t0.elapsed();
         self.normal_matrix.push(None);

@@ -192,6 +192,14 @@ impl HeightField {
     /// Builds the hierarchy over `grid`, keeping its heights (the levels
     /// are appended to them), in one pass per level.
     pub fn new(grid: TerrainGrid) -> HeightField {
+        HeightField::lit(grid, None)
+    }
+
+    /// [`HeightField::new`], with horizons toward `light` (a direction and
+    /// an angular radius, as [`HeightField::set_light`] takes them) built
+    /// beside the blocks' neighbourhood peaks: both only read the levels,
+    /// and the horizons' finest level is one thread's sweep.
+    pub fn lit(grid: TerrainGrid, light: Option<(Vec3, f32)>) -> HeightField {
         let (cols, rows) = (grid.heights.width, grid.heights.height);
         assert!(cols >= 2 && rows >= 2, "a terrain has at least 2×2 samples");
         let xs: Vec<f32> = (0..cols).map(|j| grid.position(0, j).x).collect();
@@ -269,14 +277,12 @@ impl HeightField {
             min: Vec3::new(xs[0], lo, zs[0]),
             max: Vec3::new(xs[cw], hi, zs[ch]),
         };
-        let peaks = neighbourhood_peaks(ranges, &level_base, &level_rows, &level_cols, top);
-        let ranges_at = n;
-        HeightField {
+        let mut field = HeightField {
             cols,
             rows,
             data,
-            ranges_at,
-            peaks,
+            ranges_at: n,
+            peaks: Vec::new(),
             xs,
             zs,
             size,
@@ -286,7 +292,17 @@ impl HeightField {
             top,
             bounds,
             light: None,
-        }
+        };
+        let (peaks, light) = rayon::join(
+            || {
+                let ranges = field.data[n..].as_chunks::<2>().0;
+                neighbourhood_peaks(ranges, &level_base, &level_rows, &level_cols, top)
+            },
+            || light.and_then(|(dir, radius)| field.horizon(dir, radius)),
+        );
+        field.peaks = peaks;
+        field.light = light;
+        field
     }
 
     /// Lets occlusion rays within `radius` (radians) of `dir` (a sun's

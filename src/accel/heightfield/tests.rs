@@ -661,6 +661,28 @@ proptest! {
     }
 }
 
+/// Building the horizons beside the peaks gives the field that building
+/// them afterwards does; a field built without a light has none.
+#[test]
+fn lit_fields_are_built_then_lit_fields() {
+    let (w, h) = (70, 45);
+    let data: Vec<f32> = (0..w * h)
+        .map(|k| crate::hash::unit_f32(5, k as u64, 0) * 8.0)
+        .collect();
+    let g = grid(w, h, data, [30.0, 20.0]);
+    for (dir, radius) in [(light(0.5, 2.2), 0.0), (light(0.3, 5.5), 0.02)] {
+        let lit = HeightField::lit(g.clone(), Some((dir, radius)));
+        let mut plain = HeightField::new(g.clone());
+        assert!(plain.light.is_none());
+        plain.set_light(dir, radius);
+        assert_eq!(lit.peaks, plain.peaks);
+        assert_eq!(lit.data, plain.data);
+        let (a, b) = (lit.light.expect("horizons"), plain.light.expect("horizons"));
+        assert_eq!((a.from_level, &a.values), (b.from_level, &b.values));
+    }
+    assert!(HeightField::lit(g, None).light.is_none());
+}
+
 /// Horizons reach down to level 1, and a plane's are its height (plus the
 /// margin) at every level.
 #[test]
