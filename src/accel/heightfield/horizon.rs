@@ -302,7 +302,12 @@ impl HeightField {
                 let mut step = |a: usize, chained: f64| {
                     let ahead = higher(others[a], chained);
                     out_row[a] = (higher(near[a], ahead) as f32) + margin;
-                    let e = higher(near[a], ahead - climb * depth[a]);
+                    // max(near, max(others, chained) − credit), with the
+                    // subtraction moved inside the max (exact: rounding is
+                    // monotonic), so that the chain from block to block is
+                    // one subtraction and one max.
+                    let credit = climb * depth[a];
+                    let e = higher(higher(near[a], others[a] - credit), chained - credit);
                     ring[own + a] = e;
                     e
                 };
