@@ -166,15 +166,7 @@ impl HeightField {
         // into its own part of the values (laid out as the ranges are).
         let base = self.level_base[from_level as usize];
         let mut values = vec![0.0f32; self.level_base[self.top as usize] + 1 - base];
-        let mut parts = Vec::new();
-        let mut rest = values.as_mut_slice();
-        for level in from_level..=self.top {
-            let k = level as usize;
-            let (part, after) = rest.split_at_mut(self.level_rows[k] * self.level_cols[k]);
-            parts.push((level, part));
-            rest = after;
-        }
-        parts
+        self.split_by_level(&mut values, from_level)
             .into_par_iter()
             .for_each(|(level, out)| self.level_horizons(level, cone, margin, out));
         Some(Horizon {
@@ -231,12 +223,14 @@ impl HeightField {
                 b.saturating_sub(n)..b + 1
             }
         };
-        // Slabs go from the far side back.
+        // Slabs go from the far side back; crossing slab a climbs at least
+        // credit[a].
         let (forward, sideways, climb) = if cone.along_z {
             (cone.fwd_z, cone.fwd_x, cone.climb_z)
         } else {
             (cone.fwd_x, cone.fwd_z, cone.climb_x)
         };
+        let credit: Vec<f64> = depth.iter().map(|d| climb * d).collect();
         // 0..count, from the high end when `descending`.
         let order = |count: usize, descending: bool| -> Vec<usize> {
             if descending {
@@ -251,7 +245,6 @@ impl HeightField {
             let mut entering = vec![f64::NEG_INFINITY; cols];
             let mut next = vec![0.0f64; cols];
             for a in order(rows, forward) {
-                let credit = climb * depth[a];
                 for b in 0..cols {
                     let (mut near, mut ahead) = (f64::NEG_INFINITY, f64::NEG_INFINITY);
                     for w in window(b, cols, sideways) {
@@ -259,7 +252,7 @@ impl HeightField {
                         ahead = higher(ahead, entering[w]);
                     }
                     out[a * cols + b] = (higher(near, ahead) as f32) + margin;
-                    next[b] = higher(near, ahead - credit);
+                    next[b] = higher(near, ahead - credit[a]);
                 }
                 std::mem::swap(&mut entering, &mut next);
             }
@@ -306,8 +299,7 @@ impl HeightField {
                     // subtraction moved inside the max (exact: rounding is
                     // monotonic), so that the chain from block to block is
                     // one subtraction and one max.
-                    let credit = climb * depth[a];
-                    let e = higher(higher(near[a], others[a] - credit), chained - credit);
+                    let e = higher(higher(near[a], others[a] - credit[a]), chained - credit[a]);
                     ring[own + a] = e;
                     e
                 };

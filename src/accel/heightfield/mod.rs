@@ -294,10 +294,7 @@ impl HeightField {
             light: None,
         };
         let (peaks, light) = rayon::join(
-            || {
-                let ranges = field.data[n..].as_chunks::<2>().0;
-                neighbourhood_peaks(ranges, &level_base, &level_rows, &level_cols, top)
-            },
+            || field.neighbourhood_peaks(),
             || light.and_then(|(dir, radius)| field.horizon(dir, radius)),
         );
         field.peaks = peaks;
@@ -832,31 +829,25 @@ fn first_level(heights: &[f32], cols: usize, level: &mut [[f32; 2]], level_cols:
     );
 }
 
-/// The highest `ranges` maximum over each block of levels 1 to `top` and
-/// its (up to) eight neighbours of the same level, indexed as `ranges`:
-/// per row, the column-wise maximum of the three rows around it, then of
-/// three columns of that.
-fn neighbourhood_peaks(
-    ranges: &[[f32; 2]],
-    level_base: &[usize],
-    level_rows: &[usize],
-    level_cols: &[usize],
-    top: u32,
-) -> Vec<f32> {
-    let mut peaks = Vec::with_capacity(ranges.len());
-    peaks.par_extend(rayon::iter::repeat_n(f32::NEG_INFINITY, ranges.len()));
-    for k in 1..=top as usize {
-        let (rows, cols, base) = (level_rows[k], level_cols[k], level_base[k]);
-        let level = &ranges[base..base + rows * cols];
-        peaks[base..base + rows * cols]
-            .par_chunks_mut(cols)
-            .enumerate()
-            .for_each_init(
+impl HeightField {
+    /// The highest range maximum over each block of levels 1 to `top` and
+    /// its (up to) eight neighbours of the same level, indexed as the
+    /// ranges: per row, the column-wise maximum of the three rows around
+    /// it, then of three columns of that.
+    fn neighbourhood_peaks(&self) -> Vec<f32> {
+        let mut peaks = Vec::with_capacity(self.level_base[self.top as usize] + 1);
+        peaks.par_extend(rayon::iter::repeat_n(f32::NEG_INFINITY, peaks.capacity()));
+        for (level, part) in self.split_by_level(&mut peaks, 1) {
+            let k = level as usize;
+            let (rows, cols) = (self.level_rows[k], self.level_cols[k]);
+            let ranges = self.level_ranges(level);
+            part.par_chunks_mut(cols).enumerate().for_each_init(
                 || vec![0.0; cols],
                 |column_peak, (i, out)| {
                     column_peak.fill(f32::NEG_INFINITY);
                     for r in i.saturating_sub(1)..(i + 2).min(rows) {
-                        for (p, b) in column_peak.iter_mut().zip(&level[r * cols..][..cols]) {
+                        let row = &ranges[2 * r * cols..][..2 * cols];
+                        for (p, b) in column_peak.iter_mut().zip(row.chunks_exact(2)) {
                             *p = higher(*p, b[1]);
                         }
                     }
@@ -871,8 +862,24 @@ fn neighbourhood_peaks(
                     }
                 },
             );
+        }
+        peaks
     }
-    peaks
+
+    /// `blocks`, one value per block of levels `from` to `top` laid out as
+    /// the ranges are (from level `from`'s first block), cut into each
+    /// level's part.
+    fn split_by_level<'a, T>(&self, blocks: &'a mut [T], from: u32) -> Vec<(u32, &'a mut [T])> {
+        let mut parts = Vec::with_capacity((self.top + 1 - from) as usize);
+        let mut rest = blocks;
+        for level in from..=self.top {
+            let k = level as usize;
+            let (part, after) = rest.split_at_mut(self.level_rows[k] * self.level_cols[k]);
+            parts.push((level, part));
+            rest = after;
+        }
+        parts
+    }
 }
 
 /// Blocks of `level` along z and x over a grid of `ch` × `cw` cells.

@@ -423,6 +423,13 @@ fn start_cell_follows_the_descent_rule() {
     }
 }
 
+/// `w` × `h` heights from the hash of (`seed`, sample), uniform over [lo, hi).
+fn hashed_heights(w: usize, h: usize, seed: u64, lo: f32, hi: f32) -> Vec<f32> {
+    (0..w * h)
+        .map(|k| crate::hash::unit_f32(seed, k as u64, 0) * (hi - lo) + lo)
+        .collect()
+}
+
 /// Every block holds exactly the lowest and highest sample under it, with
 /// odd and even cell counts each way (a last block short of a row or a
 /// column of cells, at level 1 and above) and a grid one cell wide.
@@ -431,9 +438,7 @@ fn block_ranges_are_exact() {
     let top = HeightField::build(&grid(37, 22, vec![0.0; 37 * 22], [5.0, 3.0])).top;
     assert_eq!(top, 6, "36 cells need 2⁶");
     for (w, h) in [(37, 22), (38, 23), (2, 9), (9, 2), (65, 65)] {
-        let data: Vec<f32> = (0..w * h)
-            .map(|k| crate::hash::unit_f32(9, k as u64, 0) * 10.0 - 5.0)
-            .collect();
+        let data = hashed_heights(w, h, 9, -5.0, 5.0);
         let field = HeightField::build(&grid(w, h, data.clone(), [5.0, 3.0]));
         assert_eq!(level_dims(h - 1, w - 1, field.top), (1, 1));
         for level in 0..=field.top {
@@ -463,9 +468,7 @@ fn block_ranges_are_exact() {
 #[test]
 fn neighbourhood_peaks_are_exact() {
     for (w, h) in [(37, 22), (2, 9), (65, 65)] {
-        let data: Vec<f32> = (0..w * h)
-            .map(|k| crate::hash::unit_f32(4, k as u64, 0) * 10.0 - 5.0)
-            .collect();
+        let data = hashed_heights(w, h, 4, -5.0, 5.0);
         let field = HeightField::build(&grid(w, h, data, [5.0, 3.0]));
         for level in 1..=field.top {
             let (rows, cols) = level_dims(h - 1, w - 1, level);
@@ -666,10 +669,7 @@ proptest! {
 #[test]
 fn lit_fields_are_built_then_lit_fields() {
     let (w, h) = (70, 45);
-    let data: Vec<f32> = (0..w * h)
-        .map(|k| crate::hash::unit_f32(5, k as u64, 0) * 8.0)
-        .collect();
-    let g = grid(w, h, data, [30.0, 20.0]);
+    let g = grid(w, h, hashed_heights(w, h, 5, 0.0, 8.0), [30.0, 20.0]);
     for (dir, radius) in [(light(0.5, 2.2), 0.0), (light(0.3, 5.5), 0.02)] {
         let lit = HeightField::lit(g.clone(), Some((dir, radius)));
         let mut plain = HeightField::new(g.clone());
