@@ -60,9 +60,24 @@ enum Accel {
 impl Accel {
     /// Builds over `geometry`, which it keeps (a grid's heights are not
     /// copied).
+    /// A grid's field gets horizons toward the sun and (where they pay)
+    /// sight lines from the camera, as a render's does: both are counted
+    /// in its build.
     fn build(geometry: Geometry) -> Accel {
         match geometry {
-            Geometry::Grid(g) => Accel::Field(Box::new(HeightField::lit(g, Some((sun(), 0.0))))),
+            Geometry::Grid(g) => {
+                let mut field = HeightField::lit(g, Some((sun(), 0.0)));
+                let view = View::workload();
+                let steps = 32;
+                let directions: Vec<Vec3> = (0..=steps)
+                    .flat_map(|i| (0..=steps).map(move |j| (i, j)))
+                    .map(|(i, j)| view.dir(i * (WIDTH - 1) / steps, j * (HEIGHT - 1) / steps))
+                    .collect();
+                if field.sight_pays((WIDTH * HEIGHT) as usize) {
+                    field.set_eye(view.pos, &directions);
+                }
+                Accel::Field(Box::new(field))
+            }
             Geometry::Mesh(m) => Accel::Mesh(Bvh::build(&m), m),
         }
     }
@@ -182,13 +197,39 @@ pub fn obj_mesh(path: &Path) -> Result<TriangleMesh> {
     Ok(mesh)
 }
 
-/// The workload camera's ray direction through pixel (px, py), in f32 exactly
-/// as the peer program computes it.
-#[inline]
-fn camera_dir(fwd: Vec3, right: Vec3, up: Vec3, px: u32, py: u32) -> Vec3 {
-    let sx = ((px as f32 + 0.5) / WIDTH as f32) * 2.0 - 1.0;
-    let sy = 1.0 - ((py as f32 + 0.5) / HEIGHT as f32) * 2.0;
-    (fwd + (right * sx + up * sy)).normalize()
+/// The workload's camera, in f32 exactly as the peer program sets it up.
+#[derive(Debug, Clone, Copy)]
+struct View {
+    pos: Vec3,
+    fwd: Vec3,
+    /// Right and up, scaled to the half-extents of the image plane.
+    right: Vec3,
+    up: Vec3,
+}
+
+impl View {
+    fn workload() -> View {
+        let pos = Vec3::new(0.0, 30.0, -50.0);
+        let fwd = (Vec3::new(0.0, 2.0, 0.0) - pos).normalize();
+        let r = Vec3::Y.cross(fwd).normalize();
+        let u = fwd.cross(r);
+        let th = (60f32 * std::f32::consts::PI / 360.0).tan();
+        View {
+            pos,
+            fwd,
+            right: r * th,
+            up: u * (th * HEIGHT as f32 / WIDTH as f32),
+        }
+    }
+
+    /// The ray direction through pixel (px, py), as the peer program
+    /// computes it.
+    #[inline]
+    fn dir(&self, px: u32, py: u32) -> Vec3 {
+        let sx = ((px as f32 + 0.5) / WIDTH as f32) * 2.0 - 1.0;
+        let sy = 1.0 - ((py as f32 + 0.5) / HEIGHT as f32) * 2.0;
+        (self.fwd + (self.right * sx + self.up * sy)).normalize()
+    }
 }
 
 /// One pass's counts.
@@ -212,12 +253,8 @@ struct PassTimes {
 /// program's hit records are, so that no pass times the first touch of its
 /// pages.
 fn trace_once(accel: &Accel, hits: &mut [Option<(f32, Vec3)>]) -> (Counts, PassTimes) {
-    let pos = Vec3::new(0.0, 30.0, -50.0);
-    let fwd = (Vec3::new(0.0, 2.0, 0.0) - pos).normalize();
-    let r = Vec3::Y.cross(fwd).normalize();
-    let u = fwd.cross(r);
-    let th = (60f32 * std::f32::consts::PI / 360.0).tan();
-    let (right, up) = (r * th, u * (th * HEIGHT as f32 / WIDTH as f32));
+    let view = View::workload();
+    let pos = view.pos;
     let sun = sun();
 
     let t0 = Instant::now();
@@ -246,7 +283,7 @@ fn trace_once(accel: &Accel, hits: &mut [Option<(f32, Vec3)>]) -> (Counts, PassT
                 rays.extend(
                     order
                         .iter()
-                        .map(|&(px, dy)| Ray::new(pos, camera_dir(fwd, right, up, px, y0 + dy))),
+                        .map(|&(px, dy)| Ray::new(pos, view.dir(px, y0 + dy))),
                 );
                 accel.intersect(rays, &slots, answers, out);
             },
@@ -261,7 +298,7 @@ fn trace_once(accel: &Accel, hits: &mut [Option<(f32, Vec3)>]) -> (Counts, PassT
                 rays.clear();
                 rays.extend((0..WIDTH).filter_map(|px| {
                     let (t, n) = hits[(py * WIDTH + px) as usize]?;
-                    let d = camera_dir(fwd, right, up, px, py);
+                    let d = view.dir(px, py);
                     let n = if n.dot(d) > 0.0 { -n } else { n };
                     let origin = pos + d * t + n * 1e-3;
                     Some(Ray::new(origin, sun))

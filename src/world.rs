@@ -134,11 +134,25 @@ impl Builder {
     }
 
     /// Adds the terrain, traced through its grid hierarchy, with horizons
-    /// toward `light` (a direction and an angular radius: the sun's disc).
-    fn terrain(&mut self, grid: TerrainGrid, material: u16, light: Option<(Vec3, f32)>) {
+    /// toward `light` (a direction and an angular radius: the sun's disc)
+    /// and sight lines from `eye` (the camera's eye, a sample of its ray
+    /// directions, [`crate::camera::Camera::sight_sample`], and how many
+    /// rays it casts) where they pay for themselves.
+    fn terrain(
+        &mut self,
+        grid: TerrainGrid,
+        material: u16,
+        light: Option<(Vec3, f32)>,
+        eye: Option<(Vec3, Vec<Vec3>, usize)>,
+    ) {
         self.triangles += grid.triangle_count();
         let t0 = Instant::now();
-        let field = HeightField::lit(grid, light);
+        let mut field = HeightField::lit(grid, light);
+        if let Some((eye, directions, rays)) = eye {
+            if field.sight_pays(rays) {
+                field.set_eye(eye, &directions);
+            }
+        }
         self.objects.push(Object::Terrain(Box::new(field)));
         self.accel_time += t0.elapsed();
         self.normal_matrix.push(None);
@@ -255,7 +269,16 @@ impl World {
             // Shadow rays go toward points of the sun's disc
             // (`light::sun_probe`): the terrain keeps horizons for them.
             let light = (scene.sun.direction, scene.sun.angular_radius);
-            b.terrain(grid, terrain_material, Some(light));
+            b.terrain(
+                grid,
+                terrain_material,
+                Some(light),
+                scene.camera().sight_sample().map(|(eye, directions)| {
+                    let im = &scene.image;
+                    let rays = im.width as usize * im.height as usize * im.samples as usize;
+                    (eye, directions, rays)
+                }),
+            );
         } else {
             let mesh = b.mesh(grid.to_mesh(ts.smooth));
             b.place(mesh, None, terrain_material);
@@ -359,7 +382,7 @@ impl World {
         } else {
             Vec::new()
         };
-        b.terrain(grid, m, None);
+        b.terrain(grid, m, None, None);
         b.finish(normals, Vec::new(), 0, Duration::ZERO)
     }
 

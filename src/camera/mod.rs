@@ -181,6 +181,27 @@ impl Camera {
         Some(Ray::new(origin.as_vec3(), dir.as_vec3()))
     }
 
+    /// The eye and a sample of the ray directions over the whole image
+    /// (33 × 33 points, its edges and corners included), for a structure
+    /// that prepares for the camera's rays; None for an orthographic
+    /// camera, whose rays do not share an origin.
+    pub fn sight_sample(&self) -> Option<(Vec3, Vec<Vec3>)> {
+        if matches!(self.projection, Projection::Orthographic { .. }) {
+            return None;
+        }
+        const STEPS: u32 = 32;
+        let (w, h) = (self.width as f32, self.height as f32);
+        let directions = (0..=STEPS)
+            .flat_map(|i| (0..=STEPS).map(move |j| (i, j)))
+            .filter_map(|(i, j)| {
+                let (px, py) = (w * i as f32 / STEPS as f32, h * j as f32 / STEPS as f32);
+                self.ray(px, py)
+            })
+            .map(|r| r.dir)
+            .collect();
+        Some((self.position.as_vec3(), directions))
+    }
+
     /// [`Camera::ray`] in f64: (origin, unit direction).
     pub fn ray_f64(&self, pixel: DVec2) -> Option<(DVec3, DVec3)> {
         let s = self.to_screen(pixel);

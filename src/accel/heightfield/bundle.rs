@@ -44,15 +44,35 @@ pub(super) struct Hint {
 }
 
 impl HeightField {
-    /// A start hint for each ray of `rays`, bundle by bundle: a bundle
-    /// whose rays all share one origin gets the starts its cone finds; any
-    /// other ray starts at the field's edge (t = 0).
+    /// A start hint for each ray of `rays`, bundle by bundle: rays from the
+    /// eye of the field's sight table get the starts it gives, and a bundle
+    /// whose rays all share one origin the starts its cone finds where
+    /// these are later; any other ray starts at the field's edge (t = 0).
     pub(super) fn hints(&self, rays: &[Ray]) -> Vec<Hint> {
         let mut hints = vec![Hint::default(); rays.len()];
         for (bundle, out) in rays.chunks(BUNDLE).zip(hints.chunks_mut(BUNDLE)) {
-            self.bundle_hints(bundle, out);
+            if !self.sighted_hints(bundle, out) {
+                self.bundle_hints(bundle, out);
+            }
         }
         hints
+    }
+
+    /// The starts the eye's table gives ([`sight`](super::sight)), in the
+    /// finest level; whether every ray of the bundle got one (otherwise
+    /// its cone may still move some further).
+    fn sighted_hints(&self, rays: &[Ray], hints: &mut [Hint]) -> bool {
+        let Some(sight) = &self.sight else {
+            return false;
+        };
+        let mut all = true;
+        for (ray, hint) in rays.iter().zip(hints) {
+            match sight.start(ray).filter(|_| ray.origin == sight.eye()) {
+                Some(t) => *hint = Hint { t, level: 0 },
+                None => all = false,
+            }
+        }
+        all
     }
 
     fn bundle_hints(&self, rays: &[Ray], hints: &mut [Hint]) {
@@ -87,7 +107,7 @@ impl HeightField {
         for (&along, hint) in along.iter().zip(hints) {
             // The ray's point at t lies at t·(axis·d) along the axis.
             let t = clear / along;
-            if t.is_finite() && t > 0.0 {
+            if t.is_finite() && t > hint.t {
                 *hint = Hint { t, level };
             }
         }

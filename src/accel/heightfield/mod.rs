@@ -89,6 +89,9 @@ pub struct HeightField {
     bounds: Aabb,
     /// Horizons toward the light, if one was set ([`HeightField::set_light`]).
     light: Option<horizon::Horizon>,
+    /// Where the camera's rays may first meet the terrain, if an eye was
+    /// set ([`HeightField::set_eye`]).
+    sight: Option<sight::Sight>,
 }
 
 /// What a batch wants to know of each ray.
@@ -292,6 +295,7 @@ impl HeightField {
             top,
             bounds,
             light: None,
+            sight: None,
         };
         let (peaks, light) = rayon::join(
             || field.neighbourhood_peaks(),
@@ -308,6 +312,24 @@ impl HeightField {
     /// the same.
     pub fn set_light(&mut self, dir: Vec3, radius: f32) {
         self.light = self.horizon(dir, radius);
+    }
+
+    /// Lets rays from `eye` whose directions lie in the range of
+    /// `directions` (a camera's, sampled over its image) start their walks
+    /// where the terrain may first rise to them ([`sight`]), instead of
+    /// where their bundle's cone stops; other rays are unaffected, and
+    /// every answer stays the same.
+    pub fn set_eye(&mut self, eye: Vec3, directions: &[Vec3]) {
+        self.sight = sight::Sight::new(self, eye, directions);
+    }
+
+    /// Whether [`HeightField::set_eye`] pays for `camera_rays` rays: its
+    /// table is filled from every cell in view (about 15–25 ns of one
+    /// thread a cell on the machines measured) and saves a camera ray 30–60
+    /// ns of its walk, so it is worth it while the field has at most twice
+    /// as many cells as the camera has rays.
+    pub fn sight_pays(&self, camera_rays: usize) -> bool {
+        (self.cols - 1) * (self.rows - 1) <= 2 * camera_rays
     }
 
     /// The horizon of block (level, i, j) of `light` (whose cone holds the
@@ -347,6 +369,7 @@ impl HeightField {
                 .light
                 .as_ref()
                 .map_or(0, horizon::Horizon::memory_bytes)
+            + self.sight.as_ref().map_or(0, sight::Sight::memory_bytes)
     }
 
     /// Vertex of sample (row `i`, column `j`), bit for bit the mesh's.
@@ -917,6 +940,7 @@ mod horizon;
 #[cfg(target_arch = "x86_64")]
 #[allow(unsafe_code)]
 mod lanes;
+mod sight;
 #[cfg(target_arch = "x86_64")]
 #[allow(unsafe_code)]
 mod simd;

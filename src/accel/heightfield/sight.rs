@@ -1,0 +1,482 @@
+//! Sight lines from one eye: how far a camera ray surely runs before it
+//! can meet the terrain.
+//!
+//! Seen from an eye E, a point P of the terrain lies at an azimuth, at a
+//! horizontal distance s from E, and at a slope (P.y − E.y) / s. A ray
+//! from E climbs at its own slope, and reaches the terrain at the first
+//! distance where a point of the terrain under it is at least that steep.
+//! So if G(a, k) bounds the slopes of the terrain at azimuths in bin a
+//! and distances in bin k, a ray of azimuth bin a cannot meet the terrain
+//! before the first bin k where the running maximum R(a, k) = max over
+//! k' ≤ k of G(a, k') reaches its slope. That is true of any terrain, not
+//! only a smooth one: it compares the ray with every point of every bin.
+//!
+//! Only the first bin matters, so what is kept is a table of it by
+//! azimuth and by slope: the entry of (a, slope bin b) is the first k
+//! where R(a, k) reaches the lowest slope of bin b. The table covers the
+//! azimuths and slopes of the camera's rays, a few MiB or less; a ray
+//! reads one entry (where a bundle's cone reads the hierarchy block by
+//! block, `bundle`) and starts its walk, at the finest level, at the
+//! distance of that entry's bin. For the peer workload that start is
+//! within a few cells of the hit for most rays, where the cone stops four
+//! to sixteen cells short.
+//!
+//! G comes from the blocks of one level of the hierarchy (cells where
+//! there are not too many): a block's highest height over the distance
+//! that makes it steepest (its nearest point when it rises above the eye,
+//! its farthest otherwise) bounds the slope of every point in it, and is
+//! put in the bin of its nearest distance, for every azimuth bin its four
+//! corners span. Azimuths are a pseudo-angle (monotone in the angle, one
+//! division), slopes are s = m / (1 + |m|) of the slope m, so that
+//! straight up and down are finite. All margins are generous against f32
+//! rounding (~1e-5 relative) and tiny against a bin.
+
+use std::ops::Range;
+
+use glam::Vec3;
+use rayon::prelude::*;
+
+use super::HeightField;
+use crate::accel::ray::Ray;
+
+/// Most entries of a table (u16 each): 8 MiB.
+const MAX_ENTRIES: usize = 1 << 20;
+
+/// Most blocks that fill G: the finest level with at most this many.
+const MAX_BLOCKS: usize = 1 << 22;
+
+/// Blocks a side of the tiles that fill G.
+const TILE: usize = 64;
+
+/// Azimuth and slope bins of a table, at most.
+const MAX_BINS: usize = 4096;
+
+/// The first distance bins of one eye's rays (see the module).
+#[derive(Debug, Clone)]
+pub(super) struct Sight {
+    /// The eye: only rays from exactly here use the table.
+    eye: Vec3,
+    /// The pseudo-angle turned to 2 (the middle of the camera's view), so
+    /// that the seam at 0 ≡ 4 lies behind it.
+    turn: f32,
+    /// Azimuth bins: the first one's pseudo-angle, bins per unit, count.
+    azimuth: Bins,
+    /// Slope bins, in s = m / (1 + |m|).
+    slope: Bins,
+    /// Width of a distance bin.
+    bin: f32,
+    /// Distance bins (the table's entries are at most this).
+    distances: usize,
+    /// For each azimuth bin (rows) and slope bin, the first distance bin
+    /// where the terrain may reach that slope.
+    first: Vec<u16>,
+}
+
+/// What fills G: the eye, the azimuths' turn and bins, the distance bins
+/// (their width and count) and the level whose blocks fill it.
+#[derive(Debug, Clone, Copy)]
+struct Fill {
+    eye: Vec3,
+    turn: f32,
+    azimuth: Bins,
+    bin: f32,
+    distances: usize,
+    level: u32,
+}
+
+/// Uniform bins over an interval.
+#[derive(Debug, Clone, Copy)]
+struct Bins {
+    start: f32,
+    per_unit: f32,
+    count: usize,
+}
+
+impl Bins {
+    /// The bin of `v`, None outside.
+    #[inline]
+    fn of(&self, v: f32) -> Option<usize> {
+        let x = (v - self.start) * self.per_unit;
+        // NaN fails both tests.
+        (x >= 0.0 && x < self.count as f32).then(|| (x as usize).min(self.count - 1))
+    }
+
+    /// The lowest value of bin `k`.
+    fn low(&self, k: usize) -> f32 {
+        self.start + k as f32 / self.per_unit
+    }
+}
+
+/// A pseudo-angle of the horizontal direction (x, z), in [0, 4):
+/// monotone in the angle from +x toward +z, one unit a quadrant; NaN for
+/// (0, 0). Without branches, so that rows of corners run in vector lanes.
+#[inline]
+fn diamond(x: f32, z: f32) -> f32 {
+    // How far toward the z axis, within the quadrant.
+    let t = z.abs() / (x.abs() + z.abs());
+    match (z >= 0.0, x >= 0.0) {
+        (true, true) => t,
+        (true, false) => 2.0 - t,
+        (false, false) => 2.0 + t,
+        (false, true) => 4.0 - t,
+    }
+}
+
+/// `p` turned by `turn` so that `turn` lands on 2, in [0, 4].
+#[inline]
+fn turned(p: f32, turn: f32) -> f32 {
+    let r = p - turn + 2.0;
+    if r < 0.0 {
+        r + 4.0
+    } else if r >= 4.0 {
+        r - 4.0
+    } else {
+        r
+    }
+}
+
+/// The slope coordinate of a direction: m / (1 + |m|) for the slope m =
+/// d.y / |horizontal d|, as d.y / (|horizontal d| + |d.y|).
+#[inline]
+fn slope_of(d: Vec3, horizontal: f32) -> f32 {
+    d.y / (horizontal + d.y.abs())
+}
+
+/// Lowers a slope bound by the margin; raises it when `up`.
+#[inline]
+fn widened(m: f32, up: bool) -> f32 {
+    let margin = m.abs() * 1e-5 + 1e-6;
+    if up {
+        m + margin
+    } else {
+        m - margin
+    }
+}
+
+impl Sight {
+    /// The table of `field` seen from `eye`, for rays in `directions`'
+    /// range of azimuths and slopes (a camera's, sampled; rays outside it
+    /// just get no start). None when the directions leave nothing to cover
+    /// (all straight up or down, or none).
+    pub(super) fn new(field: &HeightField, eye: Vec3, directions: &[Vec3]) -> Option<Sight> {
+        let horizontal = |d: Vec3| (d.x * d.x + d.z * d.z).sqrt();
+        let level_dirs: Vec<Vec3> = directions
+            .iter()
+            .copied()
+            .filter(|&d| horizontal(d) > 0.0 && d.is_finite())
+            .collect();
+        let mean: Vec3 = level_dirs.iter().map(|d| *d / horizontal(*d)).sum();
+        let turn = diamond(mean.x, mean.z);
+        let turn = if turn.is_finite() { turn } else { 0.0 };
+        let (mut p_lo, mut p_hi) = (f32::INFINITY, f32::NEG_INFINITY);
+        let (mut s_lo, mut s_hi) = (f32::INFINITY, f32::NEG_INFINITY);
+        for &d in &level_dirs {
+            let p = turned(diamond(d.x, d.z), turn);
+            let s = slope_of(d, horizontal(d));
+            (p_lo, p_hi) = (p_lo.min(p), p_hi.max(p));
+            (s_lo, s_hi) = (s_lo.min(s), s_hi.max(s));
+        }
+        if !(p_lo <= p_hi && s_lo <= s_hi) {
+            return None;
+        }
+        // A little room around the sampled range; all the way round when
+        // the view nearly is.
+        let pad = |lo: f32, hi: f32, min: f32, max: f32| {
+            let m = (hi - lo) * 0.02 + 1e-3;
+            ((lo - m).max(min), (hi + m).min(max))
+        };
+        let (p_lo, p_hi) = if p_hi - p_lo > 3.5 {
+            (0.0, 4.0)
+        } else {
+            pad(p_lo, p_hi, 0.0, 4.0)
+        };
+        let (s_lo, s_hi) = pad(s_lo, s_hi, -1.0, 1.0);
+
+        // The table's size: at most MAX_ENTRIES, and about half an entry
+        // per triangle on small fields; its bins about as fine in azimuth
+        // as in slope (a unit of either is 60–90° of a camera's view).
+        let (cw, ch) = (field.cols - 1, field.rows - 1);
+        let budget = MAX_ENTRIES.min(cw * ch).max(64) as f32;
+        let ratio = ((p_hi - p_lo) / (s_hi - s_lo)).clamp(1.0 / 64.0, 64.0);
+        let a_bins = ((budget * ratio).sqrt() as usize).clamp(1, MAX_BINS);
+        let s_bins = ((budget / a_bins as f32) as usize).clamp(1, MAX_BINS);
+        let azimuth = Bins {
+            start: p_lo,
+            per_unit: a_bins as f32 / (p_hi - p_lo),
+            count: a_bins,
+        };
+        let slope = Bins {
+            start: s_lo,
+            per_unit: s_bins as f32 / (s_hi - s_lo),
+            count: s_bins,
+        };
+
+        // The level whose blocks fill G, and the distance bins: a block's
+        // smaller side each.
+        let level = (0..=field.top)
+            .find(|&k| field.level_rows[k as usize] * field.level_cols[k as usize] <= MAX_BLOCKS)
+            .unwrap_or(field.top);
+        let cell = ((field.xs[cw] - field.xs[0]) / cw as f32)
+            .min((field.zs[ch] - field.zs[0]) / ch as f32);
+        let far = [field.xs[0], field.xs[cw]]
+            .into_iter()
+            .flat_map(|x| [field.zs[0], field.zs[ch]].map(|z| (x - eye.x).hypot(z - eye.z)))
+            .fold(0.0f32, f32::max);
+        let mut bin = cell * (1u64 << level) as f32;
+        if !(bin > 0.0 && far.is_finite()) {
+            return None;
+        }
+        if far / bin > 60_000.0 {
+            bin = far / 60_000.0;
+        }
+        let distances = (far / bin) as usize + 2;
+
+        // G by distance bin (rows), then azimuth bin: a row of the field's
+        // blocks lands in a few rows of it, side by side. Bands of block
+        // rows fill copies of it in parallel (a few: each is 4 bytes a bin).
+        let rows = field.level_rows[level as usize];
+        let bands = rayon::current_num_threads().clamp(1, 4).min(rows);
+        let fill = Fill {
+            eye,
+            turn,
+            azimuth,
+            bin,
+            distances,
+            level,
+        };
+        let slopes = (0..bands)
+            .into_par_iter()
+            .map(|band| {
+                let mut slopes = vec![f32::NEG_INFINITY; distances * a_bins];
+                field.fill_slopes(
+                    &fill,
+                    rows * band / bands..rows * (band + 1) / bands,
+                    &mut slopes,
+                );
+                slopes
+            })
+            .reduce_with(|mut a, b| {
+                a.par_iter_mut().zip(&b).for_each(|(a, &b)| *a = a.max(b));
+                a
+            })?;
+
+        // Each slope bin's lowest slope, lowered.
+        let lowest: Vec<f32> = (0..s_bins)
+            .map(|b| {
+                let s = slope.low(b);
+                if s <= -1.0 {
+                    f32::NEG_INFINITY
+                } else if s >= 1.0 {
+                    f32::INFINITY
+                } else {
+                    widened(s / (1.0 - s.abs()), false)
+                }
+            })
+            .collect();
+        // Sixteen azimuth bins at a time (a cache line of each row of G),
+        // in parallel: distance by distance, the running maximum R of each,
+        // and the slope bins that R reaches there for the first time.
+        const SIDE: usize = 16;
+        let mut first = vec![distances as u16; a_bins * s_bins];
+        first
+            .par_chunks_mut(SIDE * s_bins)
+            .enumerate()
+            .for_each(|(chunk, out)| {
+                let a0 = chunk * SIDE;
+                let n = out.len() / s_bins;
+                let mut high = [f32::NEG_INFINITY; SIDE];
+                let mut next = [0usize; SIDE];
+                for (k, row) in slopes.chunks(a_bins).enumerate() {
+                    for (c, &g) in row[a0..a0 + n].iter().enumerate() {
+                        high[c] = high[c].max(g);
+                        while next[c] < s_bins && lowest[next[c]] <= high[c] {
+                            out[c * s_bins + next[c]] = k as u16;
+                            next[c] += 1;
+                        }
+                    }
+                }
+            });
+        Some(Sight {
+            eye,
+            turn,
+            azimuth,
+            slope,
+            bin,
+            distances,
+            first,
+        })
+    }
+
+    /// Bytes held.
+    pub(super) fn memory_bytes(&self) -> usize {
+        2 * self.first.len()
+    }
+
+    /// The eye whose rays the table answers.
+    pub(super) fn eye(&self) -> Vec3 {
+        self.eye
+    }
+
+    /// A ray parameter before which `ray` (from the eye) cannot meet the
+    /// terrain; None for rays from elsewhere or outside the table, and
+    /// when the table cannot tell more than the start.
+    #[inline]
+    pub(super) fn start(&self, ray: &Ray) -> Option<f32> {
+        let d = ray.dir;
+        let horizontal = (d.x * d.x + d.z * d.z).sqrt();
+        let a = self.azimuth.of(turned(diamond(d.x, d.z), self.turn))?;
+        // Slopes above the table take its last bin, whose lowest slope is
+        // below theirs; below it there is nothing to tell.
+        let s = slope_of(d, horizontal);
+        let b = match self.slope.of(s) {
+            Some(b) => b,
+            None if s >= self.slope.start => self.slope.count - 1,
+            None => return None,
+        };
+        let k = self.first[a * self.slope.count + b];
+        if k == 0 {
+            return None;
+        }
+        // Beyond every bin: the ray meets nothing; a start past the
+        // field's far side ends its walk at once.
+        let k = (k as usize).min(self.distances);
+        let t = k as f32 * self.bin / horizontal * (1.0 - 1e-4);
+        t.is_finite().then_some(t)
+    }
+}
+
+impl HeightField {
+    /// Fills G (`slopes`, a row of azimuth bins per distance bin) from the
+    /// blocks of `fill.level` in block rows `rows`: each block's steepest
+    /// bound in the bin of its nearest distance, over the azimuth bins its
+    /// corners span. The blocks go in columns of [`TILE`] at a time: the
+    /// bins of a row of blocks run across many rows of G, those of a tile
+    /// of blocks lie in a few nearby ones.
+    fn fill_slopes(&self, fill: &Fill, rows: Range<usize>, slopes: &mut [f32]) {
+        let Fill {
+            eye,
+            turn,
+            azimuth,
+            bin,
+            distances,
+            level,
+        } = *fill;
+        let (cw, ch) = (self.cols - 1, self.rows - 1);
+        let cols = self.level_cols[level as usize];
+        // The blocks' corner lines: every 2^level-th grid line, and the last.
+        let line = |b: usize, last: usize| (b << level).min(last);
+        let xs: Vec<f32> = (0..=cols).map(|b| self.xs[line(b, cw)] - eye.x).collect();
+        // Each block's distance from the eye along x (0 over it).
+        let gaps: Vec<f32> = xs.windows(2).map(|x| x[0].max(-x[1]).max(0.0)).collect();
+        let (start, per_unit) = (azimuth.start, azimuth.per_unit);
+        let end = azimuth.count as f32;
+        let (per_bin, last_bin) = (1.0 / bin, (distances - 1) as f32);
+        let mut highs = vec![0.0f32; cols];
+        // Per block of a tile's row: its distance bin, its first azimuth
+        // bin and one past its last, and its bound.
+        let mut bins = [[0.0f32; 3]; TILE];
+        let mut bounds = [0.0f32; TILE];
+        // A tile's row of corners: pseudo-angles and squared distances.
+        let mut below = [[0.0f32; 2]; TILE + 1];
+        let mut above = below;
+        let span = end / per_unit;
+        for (i0, j0) in rows
+            .clone()
+            .step_by(TILE)
+            .flat_map(|i0| (0..cols).step_by(TILE).map(move |j0| (i0, j0)))
+        {
+            let n = TILE.min(cols - j0);
+            let tile_rows = i0..(i0 + TILE).min(rows.end);
+            // A tile wholly outside the table's azimuths holds nothing for it.
+            let (z0, z1) = (
+                self.zs[line(i0, ch)] - eye.z,
+                self.zs[line(tile_rows.end, ch)] - eye.z,
+            );
+            let (x0, x1) = (xs[j0], xs[j0 + n]);
+            let around = x0 <= 0.0 && x1 >= 0.0 && z0 <= 0.0 && z1 >= 0.0;
+            let p =
+                [(x0, z0), (x0, z1), (x1, z0), (x1, z1)].map(|(x, z)| turned(diamond(x, z), turn));
+            let (p_lo, p_hi) = (
+                p.iter().copied().fold(f32::INFINITY, f32::min),
+                p.iter().copied().fold(f32::NEG_INFINITY, f32::max),
+            );
+            if !around && p_hi - p_lo <= 2.0 && (p_hi + 1e-5 < start || p_lo - 1e-5 >= start + span)
+            {
+                continue;
+            }
+            let corners = |bi: usize, out: &mut [[f32; 2]; TILE + 1]| {
+                let z = self.zs[line(bi, ch)] - eye.z;
+                for (&x, out) in xs[j0..=j0 + n].iter().zip(out.iter_mut()) {
+                    *out = [turned(diamond(x, z), turn), x * x + z * z];
+                }
+            };
+            corners(tile_rows.start, &mut below);
+            for bi in tile_rows {
+                corners(bi + 1, &mut above);
+                self.block_highs(level, bi, j0..j0 + n, &mut highs[..n]);
+                let (z0, z1) = (
+                    self.zs[line(bi, ch)] - eye.z,
+                    self.zs[line(bi + 1, ch)] - eye.z,
+                );
+                let dz = z0.max(-z1).max(0.0);
+                for c in 0..n {
+                    let near = (gaps[j0 + c] * gaps[j0 + c] + dz * dz).sqrt();
+                    let ([b0, e0], [b1, e1]) = (below[c], below[c + 1]);
+                    let ([a0, f0], [a1, f1]) = (above[c], above[c + 1]);
+                    let p_lo = b0.min(b1).min(a0.min(a1));
+                    let p_hi = b0.max(b1).max(a0.max(a1));
+                    let far2 = e0.max(e1).max(f0.max(f1));
+                    // A block around the eye, or across the seam behind the
+                    // view, may be at any azimuth. Bins are truncations of
+                    // non-negative values (`floor` is a library call
+                    // without SSE4.1); one past the last is 0 (none) below
+                    // the table.
+                    let any = (near == 0.0) | (p_hi - p_lo > 2.0) | p_lo.is_nan();
+                    let a_lo = ((p_lo - 1e-5 - start) * per_unit).clamp(0.0, end);
+                    let a_end = (((p_hi + 1e-5 - start) * per_unit).min(end - 1.0) + 1.0).max(0.0);
+                    let rise = highs[c] - eye.y;
+                    let m = if rise < 0.0 {
+                        rise / far2.sqrt()
+                    } else if near > 0.0 {
+                        rise / near
+                    } else {
+                        f32::INFINITY
+                    };
+                    bins[c] = [
+                        (near * (1.0 - 1e-6) * per_bin).min(last_bin),
+                        if any { 0.0 } else { a_lo },
+                        if any { end } else { a_end },
+                    ];
+                    // A NaN bound (a NaN height, which no ray hits)
+                    // changes nothing.
+                    bounds[c] = widened(m, true);
+                }
+                for (&[k, a_lo, a_end], &m) in bins[..n].iter().zip(&bounds) {
+                    let (a_lo, a_end) = (a_lo as usize, a_end as usize);
+                    if a_lo < a_end {
+                        for g in &mut slopes[k as usize * azimuth.count..][a_lo..a_end] {
+                            *g = g.max(m);
+                        }
+                    }
+                }
+                (below, above) = (above, below);
+            }
+        }
+    }
+
+    /// The highest height under blocks `cols` of row `bi` of `level`.
+    fn block_highs(&self, level: u32, bi: usize, cols: Range<usize>, highs: &mut [f32]) {
+        if level == 0 {
+            let top = &self.data[bi * self.cols..][..self.cols];
+            let bottom = &self.data[(bi + 1) * self.cols..][..self.cols];
+            for (j, h) in cols.zip(highs.iter_mut()) {
+                *h = top[j].max(top[j + 1]).max(bottom[j].max(bottom[j + 1]));
+            }
+        } else {
+            let row = self.level_base[level as usize] + bi * self.level_cols[level as usize];
+            for (j, h) in cols.zip(highs.iter_mut()) {
+                *h = self.data[self.ranges_at + 2 * (row + j) + 1];
+            }
+        }
+    }
+}
