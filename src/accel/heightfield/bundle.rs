@@ -62,8 +62,8 @@ impl HeightField {
     /// finest level; whether every ray of the bundle got one (otherwise
     /// its cone may still move some further).
     fn sighted_hints(&self, rays: &[Ray], hints: &mut [Hint]) -> bool {
-        let Some(sight) = &self.sight else {
-            return false;
+        let Some(sight) = self.sight.as_ref().filter(|s| rays[0].origin == s.eye()) else {
+            return false; // shadow rays, or another camera's
         };
         let mut all = true;
         for (ray, hint) in rays.iter().zip(hints) {
