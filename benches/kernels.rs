@@ -11,9 +11,12 @@
 //!   eight AVX2 lanes where the CPU has them) against the BVH over the same
 //!   mesh; `primary/grid-bundles` traces full-resolution 8 × 8 pixel
 //!   patches, which the field walks as bundles (against the same rays one
-//!   at a time).
+//!   at a time), and `primary/grid-bundles-sighted` the same patches
+//!   starting from the field's sight lines from the eye.
 //! - `rocks/*`: a boulder field as instances of one mesh and as copies.
-//! - `build/*`: building the grid hierarchy and the BVH.
+//! - `build/*`: building the grid hierarchy, its sight lines from the
+//!   workload's eye (`grid-sight`, a clone of the field included) and the
+//!   BVH.
 //! - `triangle`: the watertight ray–triangle test alone.
 //! - `output/*`: a 1080p frame's 8-bit codes and its PNG encoding.
 
@@ -87,6 +90,17 @@ fn patch_rays() -> Vec<Ray> {
         .collect()
 }
 
+/// The workload camera's ray directions on a 33 × 33 grid over its
+/// 1920 × 1080 image, corners included: what a render gives
+/// [`HeightField::set_eye`].
+fn sight_sample() -> Vec<Vec3> {
+    let ray = workload_camera(1920, 1080);
+    (0..=32u32)
+        .flat_map(|i| (0..=32u32).map(move |j| (i, j)))
+        .map(|(i, j)| ray(i * 1919 / 32, j * 1079 / 32).dir)
+        .collect()
+}
+
 /// Shadow rays from the primary hits (the hits found through `trace`).
 fn shadow_rays(rays: &[Ray], trace: impl Fn(&Ray) -> Option<f32>) -> Vec<Ray> {
     let sun = Vec3::new(-1.0, 0.45, 0.6).normalize();
@@ -129,6 +143,14 @@ fn terrain_kernels(c: &mut Criterion) {
     g.throughput(Throughput::Elements(patches.len() as u64));
     g.bench_function("primary/grid-bundles", |b| {
         let mut trace = batch_hits(&field, patches.len());
+        b.iter(|| trace(&patches))
+    });
+    // The same patches from a field with sight lines from the eye, as a
+    // render of the whole image builds them.
+    let mut sighted = HeightField::build(&grid);
+    sighted.set_eye(patches[0].origin, &sight_sample());
+    g.bench_function("primary/grid-bundles-sighted", |b| {
+        let mut trace = batch_hits(&sighted, patches.len());
         b.iter(|| trace(&patches))
     });
     g.bench_function("primary/grid-patches-one-by-one", |b| {
@@ -286,6 +308,11 @@ fn build_kernels(c: &mut Criterion) {
     g.sample_size(10);
     g.throughput(Throughput::Elements(mesh.indices.len() as u64));
     g.bench_function("grid", |b| b.iter(|| HeightField::build(black_box(&grid))));
+    let field = HeightField::build(&grid);
+    let (eye, directions) = (Vec3::new(0.0, 30.0, -50.0), sight_sample());
+    g.bench_function("grid-sight", |b| {
+        b.iter(|| field.clone().set_eye(eye, black_box(&directions)))
+    });
     g.bench_function("bvh", |b| b.iter(|| Bvh::build(black_box(&mesh))));
     g.finish();
 }
