@@ -84,6 +84,41 @@ struct Fill {
     level: u32,
 }
 
+/// A tile's row of block corners: pseudo-angles and squared distances.
+struct Corners {
+    p: [f32; TILE + 1],
+    d2: [f32; TILE + 1],
+}
+
+impl Default for Corners {
+    fn default() -> Corners {
+        Corners {
+            p: [0.0; TILE + 1],
+            d2: [0.0; TILE + 1],
+        }
+    }
+}
+
+/// A tile's row of blocks as G takes them: distance bin, first azimuth bin
+/// and one past the last, and slope bound (bins as f32, truncated later).
+struct TileRow {
+    k: [f32; TILE],
+    lo: [f32; TILE],
+    end: [f32; TILE],
+    m: [f32; TILE],
+}
+
+impl Default for TileRow {
+    fn default() -> TileRow {
+        TileRow {
+            k: [0.0; TILE],
+            lo: [0.0; TILE],
+            end: [0.0; TILE],
+            m: [0.0; TILE],
+        }
+    }
+}
+
 /// Uniform bins over an interval.
 #[derive(Debug, Clone, Copy)]
 struct Bins {
@@ -374,11 +409,10 @@ impl HeightField {
         let mut highs = vec![0.0f32; cols];
         // Per block of a tile's row: its distance bin, its first azimuth
         // bin and one past its last, and its bound.
-        let mut bins = [[0.0f32; 3]; TILE];
-        let mut bounds = [0.0f32; TILE];
+        let mut out = TileRow::default();
         // A tile's row of corners: pseudo-angles and squared distances.
-        let mut below = [[0.0f32; 2]; TILE + 1];
-        let mut above = below;
+        let mut below = Corners::default();
+        let mut above = Corners::default();
         let span = end / per_unit;
         for (i0, j0) in rows
             .clone()
@@ -404,10 +438,10 @@ impl HeightField {
             {
                 continue;
             }
-            let corners = |bi: usize, out: &mut [[f32; 2]; TILE + 1]| {
+            let corners = |bi: usize, out: &mut Corners| {
                 let z = self.zs[line(bi, ch)] - eye.z;
-                for (&x, out) in xs[j0..=j0 + n].iter().zip(out.iter_mut()) {
-                    *out = [turned(diamond(x, z), turn), x * x + z * z];
+                for ((&x, p), d2) in xs[j0..=j0 + n].iter().zip(&mut out.p).zip(&mut out.d2) {
+                    (*p, *d2) = (turned(diamond(x, z), turn), x * x + z * z);
                 }
             };
             corners(tile_rows.start, &mut below);
@@ -419,13 +453,16 @@ impl HeightField {
                     self.zs[line(bi + 1, ch)] - eye.z,
                 );
                 let dz = z0.max(-z1).max(0.0);
+                // Without branches and one quantity to an array, so that
+                // it runs in vector lanes.
                 for c in 0..n {
                     let near = (gaps[j0 + c] * gaps[j0 + c] + dz * dz).sqrt();
-                    let ([b0, e0], [b1, e1]) = (below[c], below[c + 1]);
-                    let ([a0, f0], [a1, f1]) = (above[c], above[c + 1]);
+                    let (b0, b1, a0, a1) = (below.p[c], below.p[c + 1], above.p[c], above.p[c + 1]);
                     let p_lo = b0.min(b1).min(a0.min(a1));
                     let p_hi = b0.max(b1).max(a0.max(a1));
-                    let far2 = e0.max(e1).max(f0.max(f1));
+                    let far2 = below.d2[c]
+                        .max(below.d2[c + 1])
+                        .max(above.d2[c].max(above.d2[c + 1]));
                     // A block around the eye, or across the seam behind the
                     // view, may be at any azimuth. Bins are truncations of
                     // non-negative values (`floor` is a library call
@@ -435,28 +472,32 @@ impl HeightField {
                     let a_lo = ((p_lo - 1e-5 - start) * per_unit).clamp(0.0, end);
                     let a_end = (((p_hi + 1e-5 - start) * per_unit).min(end - 1.0) + 1.0).max(0.0);
                     let rise = highs[c] - eye.y;
-                    let m = if rise < 0.0 {
-                        rise / far2.sqrt()
-                    } else if near > 0.0 {
+                    let to_near = if near > 0.0 {
                         rise / near
                     } else {
                         f32::INFINITY
                     };
-                    bins[c] = [
-                        (near * (1.0 - 1e-6) * per_bin).min(last_bin),
-                        if any { 0.0 } else { a_lo },
-                        if any { end } else { a_end },
-                    ];
+                    let to_far = rise / far2.sqrt();
+                    let m = if rise < 0.0 { to_far } else { to_near };
+                    out.k[c] = (near * (1.0 - 1e-6) * per_bin).min(last_bin);
+                    out.lo[c] = if any { 0.0 } else { a_lo };
+                    out.end[c] = if any { end } else { a_end };
                     // A NaN bound (a NaN height, which no ray hits)
                     // changes nothing.
-                    bounds[c] = widened(m, true);
+                    out.m[c] = widened(m, true);
                 }
-                for (&[k, a_lo, a_end], &m) in bins[..n].iter().zip(&bounds) {
-                    let (a_lo, a_end) = (a_lo as usize, a_end as usize);
-                    if a_lo < a_end {
-                        for g in &mut slopes[k as usize * azimuth.count..][a_lo..a_end] {
+                // Most blocks span one or two azimuth bins: both written
+                // (the same one twice for one), without a loop.
+                for c in 0..n {
+                    let (a_lo, a_end) = (out.lo[c] as usize, out.end[c] as usize);
+                    let (row, m) = (&mut slopes[out.k[c] as usize * azimuth.count..], out.m[c]);
+                    if a_end > a_lo + 2 {
+                        for g in &mut row[a_lo..a_end] {
                             *g = g.max(m);
                         }
+                    } else if a_end > a_lo {
+                        row[a_lo] = row[a_lo].max(m);
+                        row[a_end - 1] = row[a_end - 1].max(m);
                     }
                 }
                 (below, above) = (above, below);
