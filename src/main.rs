@@ -13,7 +13,7 @@ use scree::camera::choice::{self, ProjectionKind};
 use scree::error::{Error, Result};
 use scree::scene::{self, Scene};
 use scree::scene::{FisheyeCircle, FisheyeMapping};
-use scree::world::World;
+use scree::world::{BuildOptions, World};
 use scree::{compare, diff, farm};
 use scree::{output, render};
 
@@ -481,7 +481,11 @@ fn render_on_pool(args: RenderArgs, start: Instant) -> Result<ExitCode> {
     let progress = progress_bar(args.quiet);
     progress.set_length(render::tile_count(area.width(), area.height()));
     progress.set_message("building terrain");
-    let world = World::build(&scene);
+    let options = BuildOptions {
+        traced_pixels: Some(area.width() as u64 * area.height() as u64),
+        ..BuildOptions::default()
+    };
+    let world = World::build_with(&scene, options);
     let (exposure, tonemap) = (scene.image.exposure_scale, scene.image.tonemap);
     // An 8-bit PNG of the rendered area is converted band by band while
     // the frame renders; the other outputs convert the linear frame.

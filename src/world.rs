@@ -32,6 +32,10 @@ pub struct BuildOptions {
     /// Scattered rocks as instances of one mesh (true) or as transformed
     /// copies, each with its own BVH (false).
     pub instancing: bool,
+    /// How many of the image's pixels will be traced (a farm part's
+    /// region); None for all of them. The terrain's sight lines from the
+    /// camera are built only where they pay for that many camera rays.
+    pub traced_pixels: Option<u64>,
 }
 
 impl Default for BuildOptions {
@@ -39,6 +43,7 @@ impl Default for BuildOptions {
         BuildOptions {
             terrain_grid: true,
             instancing: true,
+            traced_pixels: None,
         }
     }
 }
@@ -275,8 +280,10 @@ impl World {
                 Some(light),
                 scene.camera().sight_sample().map(|(eye, directions)| {
                     let im = &scene.image;
-                    let rays = im.width as usize * im.height as usize * im.samples as usize;
-                    (eye, directions, rays)
+                    let pixels = options
+                        .traced_pixels
+                        .unwrap_or(im.width as u64 * im.height as u64);
+                    (eye, directions, (pixels * im.samples as u64) as usize)
                 }),
             );
         } else {
@@ -645,6 +652,28 @@ mod tests {
             );
             assert!(bits(&grid) == bits(&mesh), "{name}: images differ");
         }
+    }
+
+    /// The terrain's sight lines from the camera change no pixel, and are
+    /// built only where the pixels traced pay for them: a farm part's
+    /// region counts, not the whole image.
+    #[test]
+    fn sight_lines_change_no_pixel() {
+        let mut s = scene("scenes/diamond-hills.json", 96, 54);
+        s.terrain.resolution = [65, 65];
+        let (with, w) = picture(&s, BuildOptions::default());
+        let part = BuildOptions {
+            traced_pixels: Some(16),
+            ..BuildOptions::default()
+        };
+        let (without, wo) = picture(&s, part);
+        assert!(
+            w.accel_bytes() > wo.accel_bytes(),
+            "a table for the whole image ({} against {} bytes)",
+            w.accel_bytes(),
+            wo.accel_bytes()
+        );
+        assert!(bits(&with) == bits(&without), "images differ");
     }
 
     /// A boulder field of instanced rocks against the same rocks as placed
