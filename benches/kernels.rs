@@ -90,15 +90,12 @@ fn patch_rays() -> Vec<Ray> {
         .collect()
 }
 
-/// The workload camera's ray directions on a 33 × 33 grid over its
-/// 1920 × 1080 image, corners included: what a render gives
-/// [`HeightField::set_eye`].
-fn sight_sample() -> Vec<Vec3> {
-    let ray = workload_camera(1920, 1080);
-    (0..=32u32)
-        .flat_map(|i| (0..=32u32).map(move |j| (i, j)))
-        .map(|(i, j)| ray(i * 1919 / 32, j * 1079 / 32).dir)
-        .collect()
+/// The workload camera's eye and sampled directions, as a render of its
+/// 1920 × 1080 image gives them to [`HeightField::set_eye`].
+fn sight_sample() -> (Vec3, Vec<Vec3>) {
+    scree::bench::workload_camera()
+        .sight_sample()
+        .expect("a perspective camera")
 }
 
 /// Shadow rays from the primary hits (the hits found through `trace`).
@@ -148,7 +145,8 @@ fn terrain_kernels(c: &mut Criterion) {
     // The same patches from a field with sight lines from the eye, as a
     // render of the whole image builds them.
     let mut sighted = HeightField::build(&grid);
-    sighted.set_eye(patches[0].origin, &sight_sample());
+    let (eye, directions) = sight_sample();
+    sighted.set_eye(eye, &directions);
     g.bench_function("primary/grid-bundles-sighted", |b| {
         let mut trace = batch_hits(&sighted, patches.len());
         b.iter(|| trace(&patches))
@@ -309,7 +307,7 @@ fn build_kernels(c: &mut Criterion) {
     g.throughput(Throughput::Elements(mesh.indices.len() as u64));
     g.bench_function("grid", |b| b.iter(|| HeightField::build(black_box(&grid))));
     let field = HeightField::build(&grid);
-    let (eye, directions) = (Vec3::new(0.0, 30.0, -50.0), sight_sample());
+    let (eye, directions) = sight_sample();
     g.bench_function("grid-sight", |b| {
         b.iter(|| field.clone().set_eye(eye, black_box(&directions)))
     });

@@ -16,6 +16,7 @@ use serde::Serialize;
 
 use crate::accel::isa::Isa;
 use crate::accel::{Bvh, HeightField, Hit, Ray};
+use crate::camera::{Camera, Projection};
 use crate::error::{Error, Result};
 use crate::mesh::TriangleMesh;
 use crate::render::{patch_order, Rect, PATCH};
@@ -67,14 +68,10 @@ impl Accel {
         match geometry {
             Geometry::Grid(g) => {
                 let mut field = HeightField::lit(g, Some((sun(), 0.0)));
-                let view = View::workload();
-                let steps = 32;
-                let directions: Vec<Vec3> = (0..=steps)
-                    .flat_map(|i| (0..=steps).map(move |j| (i, j)))
-                    .map(|(i, j)| view.dir(i * (WIDTH - 1) / steps, j * (HEIGHT - 1) / steps))
-                    .collect();
                 if field.sight_pays((WIDTH * HEIGHT) as usize) {
-                    field.set_eye(view.pos, &directions);
+                    if let Some((eye, directions)) = workload_camera().sight_sample() {
+                        field.set_eye(eye, &directions);
+                    }
                 }
                 Accel::Field(Box::new(field))
             }
@@ -197,6 +194,19 @@ pub fn obj_mesh(path: &Path) -> Result<TriangleMesh> {
     Ok(mesh)
 }
 
+/// The workload camera's eye and the point it looks at.
+const EYE: Vec3 = Vec3::new(0.0, 30.0, -50.0);
+const LOOK_AT: Vec3 = Vec3::new(0.0, 2.0, 0.0);
+
+/// The workload camera as a render's [`Camera`] (in f64; [`View`] makes
+/// the rays, in f32 as the peer program does).
+pub fn workload_camera() -> Camera {
+    let fov = Projection::Perspective {
+        fov: 60f32.to_radians(),
+    };
+    Camera::new(EYE, LOOK_AT, Vec3::Y, fov, WIDTH, HEIGHT)
+}
+
 /// The workload's camera, in f32 exactly as the peer program sets it up.
 #[derive(Debug, Clone, Copy)]
 struct View {
@@ -209,8 +219,8 @@ struct View {
 
 impl View {
     fn workload() -> View {
-        let pos = Vec3::new(0.0, 30.0, -50.0);
-        let fwd = (Vec3::new(0.0, 2.0, 0.0) - pos).normalize();
+        let pos = EYE;
+        let fwd = (LOOK_AT - pos).normalize();
         let r = Vec3::Y.cross(fwd).normalize();
         let u = fwd.cross(r);
         let th = (60f32 * std::f32::consts::PI / 360.0).tan();

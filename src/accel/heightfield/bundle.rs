@@ -67,7 +67,7 @@ impl HeightField {
         };
         let mut all = true;
         for (ray, hint) in rays.iter().zip(hints) {
-            match sight.start(ray).filter(|_| ray.origin == sight.eye()) {
+            match sight.start(ray) {
                 Some(t) => *hint = Hint { t, level: 0 },
                 None => all = false,
             }
@@ -144,8 +144,7 @@ impl HeightField {
             return None;
         }
         // A block's smallest side at each level.
-        let cell = (self.xs[cw] - self.xs[0]) / cw as f32;
-        let cell = cell.min((self.zs[ch] - self.zs[0]) / ch as f32);
+        let cell = self.cell_side();
         let side = |level: u32| cell * (1u64 << level) as f32;
 
         let mut block = Block {

@@ -323,6 +323,12 @@ impl HeightField {
         self.sight = sight::Sight::new(self, eye, directions);
     }
 
+    /// The smaller side of a cell.
+    fn cell_side(&self) -> f32 {
+        let (cw, ch) = (self.cols - 1, self.rows - 1);
+        ((self.xs[cw] - self.xs[0]) / cw as f32).min((self.zs[ch] - self.zs[0]) / ch as f32)
+    }
+
     /// Whether [`HeightField::set_eye`] pays for `camera_rays` rays: its
     /// table is filled from every cell in view (about 15–25 ns of one
     /// thread a cell on the machines measured) and saves a camera ray 30–60

@@ -177,15 +177,10 @@ fn slope_of(d: Vec3, horizontal: f32) -> f32 {
     d.y / (horizontal + d.y.abs())
 }
 
-/// Lowers a slope bound by the margin; raises it when `up`.
+/// The rounding margin of a slope `m`.
 #[inline]
-fn widened(m: f32, up: bool) -> f32 {
-    let margin = m.abs() * 1e-5 + 1e-6;
-    if up {
-        m + margin
-    } else {
-        m - margin
-    }
+fn margin(m: f32) -> f32 {
+    m.abs() * 1e-5 + 1e-6
 }
 
 impl Sight {
@@ -251,8 +246,7 @@ impl Sight {
         let level = (0..=field.top)
             .find(|&k| field.level_rows[k as usize] * field.level_cols[k as usize] <= MAX_BLOCKS)
             .unwrap_or(field.top);
-        let cell = ((field.xs[cw] - field.xs[0]) / cw as f32)
-            .min((field.zs[ch] - field.zs[0]) / ch as f32);
+        let cell = field.cell_side();
         let far = [field.xs[0], field.xs[cw]]
             .into_iter()
             .flat_map(|x| [field.zs[0], field.zs[ch]].map(|z| (x - eye.x).hypot(z - eye.z)))
@@ -304,7 +298,10 @@ impl Sight {
                 } else if s >= 1.0 {
                     f32::INFINITY
                 } else {
-                    widened(s / (1.0 - s.abs()), false)
+                    {
+                        let m = s / (1.0 - s.abs());
+                        m - margin(m)
+                    }
                 }
             })
             .collect();
@@ -357,6 +354,9 @@ impl Sight {
     /// when the table cannot tell more than the start.
     #[inline]
     pub(super) fn start(&self, ray: &Ray) -> Option<f32> {
+        if ray.origin != self.eye {
+            return None;
+        }
         let d = ray.dir;
         let horizontal = (d.x * d.x + d.z * d.z).sqrt();
         let a = self.azimuth.of(turned(diamond(d.x, d.z), self.turn))?;
@@ -484,7 +484,7 @@ impl HeightField {
                     out.end[c] = if any { end } else { a_end };
                     // A NaN bound (a NaN height, which no ray hits)
                     // changes nothing.
-                    out.m[c] = widened(m, true);
+                    out.m[c] = m + margin(m);
                 }
                 // Most blocks span one or two azimuth bins: both written
                 // (the same one twice for one), without a loop.
