@@ -177,7 +177,7 @@ impl HeightField {
                 return Some((s_out, level));
             }
             t = t_exit;
-            let Some(next) = self.across(&ray, tx, tz, block) else {
+            let Some(next) = self.across(&ray, tx, tz, block, self.top) else {
                 return Some((t, level));
             };
             block = next;

@@ -38,7 +38,7 @@
 use std::arch::x86_64::*;
 
 use super::simd::{Avx2, Avx512, Simd, MAX_LANES};
-use super::{HeightField, Hint, Query, Start};
+use super::{HeightField, Hint, Query, Start, PATIENCE};
 use crate::accel::bvh::Hit;
 use crate::accel::isa::Isa;
 use crate::accel::octet::rays_of;
@@ -93,6 +93,7 @@ struct Starts {
     t_leave: [f32; 8],
     eps: [f32; 8],
     level: [i32; 8],
+    ceiling: [i32; 8],
     bi: [i32; 8],
     bj: [i32; 8],
     /// Lanes whose ray misses the field's box (no walk), one bit each.
@@ -201,6 +202,7 @@ impl Starts {
             ),
         );
         let level = _mm256_blendv_epi8(unhinted_level, hint_level, _mm256_castps_si256(hinted));
+        let ceiling = _mm256_blendv_epi8(top, hint_level, _mm256_castps_si256(hinted));
 
         // The start block: the cell a guess from the point at t gives,
         // checked against its two lines on each axis (`last`: its last
@@ -265,6 +267,7 @@ impl Starts {
         Avx2::store(self.t_leave.as_mut_ptr(), t_leave);
         Avx2::store(self.eps.as_mut_ptr(), eps);
         Avx2::store_i(self.level.as_mut_ptr(), level);
+        Avx2::store_i(self.ceiling.as_mut_ptr(), ceiling);
         Avx2::store_i(self.bi.as_mut_ptr(), block(i));
         Avx2::store_i(self.bj.as_mut_ptr(), block(j));
         let lanes = (1u32 << count) - 1;
@@ -294,6 +297,7 @@ impl Starts {
             t_leave: self.t_leave[lane],
             eps: self.eps[lane],
             level: self.level[lane] as u32,
+            ceiling: self.ceiling[lane] as u32,
             block: [self.bi[lane] as usize, self.bj[lane] as usize],
         })
     }
@@ -421,6 +425,11 @@ struct State {
     level: [i32; MAX_LANES],
     bi: [i32; MAX_LANES],
     bj: [i32; MAX_LANES],
+    /// The highest level the lane climbs to while `wait` is positive, and
+    /// the steps left before it climbs to the root's again
+    /// ([`super::PATIENCE`]).
+    ceiling: [i32; MAX_LANES],
+    wait: [i32; MAX_LANES],
     /// Index of the lane's ray in the batch; −1 for an empty lane.
     ray: [i32; MAX_LANES],
     /// The watertight test's shear, and its dominant axis as masks (all
@@ -715,7 +724,16 @@ unsafe fn walk_lanes<S: Simd, Q: Query>(
             // Forward, the first child of a parent is even; backward, odd.
             let odd = S::eq_i(S::and_i(moved, one), one);
             let new_parent = S::xor(odd, forward);
-            let ascend = S::and(new_parent, S::gt_i(top, level));
+            // Up to the ceiling for a closest-hit walk's first steps, as
+            // `walk`.
+            let ceiling = if Q::ANY {
+                top
+            } else {
+                let wait = S::sub_i(i(&s.wait), one);
+                S::store_i(s.wait.as_mut_ptr(), wait);
+                S::select_i(S::gt_i(wait, zero), i(&s.ceiling), top)
+            };
+            let ascend = S::and(new_parent, S::gt_i(ceiling, level));
             let across_bj = S::select_i(x_first, moved, bj);
             let across_bi = S::select_i(x_first, bi, moved);
             let up = S::keep_i(ascend, one);
@@ -818,6 +836,8 @@ fn fill<Q: Query>(
         s.t[lane] = start.t_start;
         s.t_best[lane] = t_max[k];
         s.level[lane] = start.level as i32;
+        s.ceiling[lane] = start.ceiling as i32;
+        s.wait[lane] = PATIENCE as i32;
         s.bi[lane] = start.block[0] as i32;
         s.bj[lane] = start.block[1] as i32;
         s.ray[lane] = k as i32;
