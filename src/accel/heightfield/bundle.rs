@@ -65,14 +65,7 @@ impl HeightField {
         let Some(sight) = self.sight.as_ref().filter(|s| rays[0].origin == s.eye()) else {
             return false; // shadow rays, or another camera's
         };
-        let mut all = true;
-        for (ray, hint) in rays.iter().zip(hints) {
-            match sight.start(ray) {
-                Some(t) => *hint = Hint { t, level: 0 },
-                None => all = false,
-            }
-        }
-        all
+        sight.starts(rays, hints)
     }
 
     fn bundle_hints(&self, rays: &[Ray], hints: &mut [Hint]) {

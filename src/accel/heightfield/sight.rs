@@ -36,6 +36,7 @@ use std::ops::Range;
 use glam::Vec3;
 use rayon::prelude::*;
 
+use super::bundle::{Hint, BUNDLE};
 use super::HeightField;
 use crate::accel::ray::Ray;
 
@@ -131,7 +132,12 @@ impl Bins {
     /// The bin of `v`, None outside.
     #[inline]
     fn of(&self, v: f32) -> Option<usize> {
-        let x = (v - self.start) * self.per_unit;
+        self.bin((v - self.start) * self.per_unit)
+    }
+
+    /// The bin at `x` bins from the start, None outside.
+    #[inline]
+    fn bin(&self, x: f32) -> Option<usize> {
         // NaN fails both tests.
         (x >= 0.0 && x < self.count as f32).then(|| (x as usize).min(self.count - 1))
     }
@@ -347,6 +353,70 @@ impl Sight {
     /// The eye whose rays the table answers.
     pub(super) fn eye(&self) -> Vec3 {
         self.eye
+    }
+
+    /// [`Sight::start`] of each ray of a bundle (at most [`BUNDLE`]), into
+    /// `hints` at the finest level; whether every ray got one. The same
+    /// operations in the same order as `start`, so the same bits, but
+    /// quantity by quantity over the bundle: the divisions and square
+    /// roots run in vector lanes, where one ray at a time they waited on
+    /// each other.
+    pub(super) fn starts(&self, rays: &[Ray], hints: &mut [Hint]) -> bool {
+        assert!(rays.len() <= BUNDLE && hints.len() == rays.len());
+        let n = rays.len();
+        if rays.iter().any(|r| r.origin != self.eye) {
+            // Not one origin: ray by ray.
+            let mut all = true;
+            for (ray, hint) in rays.iter().zip(hints) {
+                match self.start(ray) {
+                    Some(t) => *hint = Hint { t, level: 0 },
+                    None => all = false,
+                }
+            }
+            return all;
+        }
+        let (mut dx, mut dy, mut dz) = ([0.0f32; BUNDLE], [0.0f32; BUNDLE], [0.0f32; BUNDLE]);
+        for (k, r) in rays.iter().enumerate() {
+            (dx[k], dy[k], dz[k]) = (r.dir.x, r.dir.y, r.dir.z);
+        }
+        // Each ray's horizontal length and its azimuth and slope bins as
+        // floats, as `start` and `Bins::of` compute them.
+        let (mut horizontal, mut a, mut b) = ([0.0f32; BUNDLE], [0.0f32; BUNDLE], [0.0f32; BUNDLE]);
+        let mut s = [0.0f32; BUNDLE];
+        for k in 0..BUNDLE {
+            let (x, y, z) = (dx[k], dy[k], dz[k]);
+            horizontal[k] = (x * x + z * z).sqrt();
+            a[k] = (turned(diamond(x, z), self.turn) - self.azimuth.start) * self.azimuth.per_unit;
+            s[k] = slope_of(Vec3::new(x, y, z), horizontal[k]);
+            b[k] = (s[k] - self.slope.start) * self.slope.per_unit;
+        }
+        // The table's entries, as distance bins in floats (0: no start).
+        let mut bins = [0.0f32; BUNDLE];
+        for k in 0..n {
+            let Some(a) = self.azimuth.bin(a[k]) else {
+                continue;
+            };
+            let b = match self.slope.bin(b[k]) {
+                Some(b) => b,
+                None if s[k] >= self.slope.start => self.slope.count - 1,
+                None => continue,
+            };
+            let k_bin = self.first[a * self.slope.count + b];
+            bins[k] = (k_bin as usize).min(self.distances) as f32;
+        }
+        let mut t = [0.0f32; BUNDLE];
+        for k in 0..BUNDLE {
+            t[k] = bins[k] * self.bin / horizontal[k] * (1.0 - 1e-4);
+        }
+        let mut all = true;
+        for k in 0..n {
+            if bins[k] > 0.0 && t[k].is_finite() {
+                hints[k] = Hint { t: t[k], level: 0 };
+            } else {
+                all = false;
+            }
+        }
+        all
     }
 
     /// A ray parameter before which `ray` (from the eye) cannot meet the

@@ -223,6 +223,20 @@ fn check_sight(g: &TerrainGrid, rays: &[(Ray, f32)]) -> Result<usize, TestCaseEr
             );
         }
     }
+    // A bundle's starts are its rays' own, bit for bit.
+    if let Some(sight) = field.sight.as_ref() {
+        for bundle in list.chunks(bundle::BUNDLE) {
+            let mut hints = vec![Hint::default(); bundle.len()];
+            let all = sight.starts(bundle, &mut hints);
+            let singles: Vec<Option<f32>> = bundle.iter().map(|r| sight.start(r)).collect();
+            prop_assert_eq!(all, singles.iter().all(Option::is_some));
+            for (hint, single) in hints.iter().zip(&singles) {
+                let expect = single.map_or(Hint::default(), |t| Hint { t, level: 0 });
+                prop_assert_eq!(hint.t.to_bits(), expect.t.to_bits());
+                prop_assert_eq!(hint.level, expect.level);
+            }
+        }
+    }
     check_batches(&field, rays)?;
     Ok(started)
 }
