@@ -100,21 +100,21 @@ impl Default for Corners {
     }
 }
 
-/// A tile's row of blocks as G takes them: distance bin, first azimuth bin
-/// and one past the last, and slope bound (bins as f32, truncated later).
+/// A tile's row of blocks as G takes them: its distance bin, its first
+/// azimuth bin and one past the last, and its slope bound.
 struct TileRow {
-    k: [f32; TILE],
-    lo: [f32; TILE],
-    end: [f32; TILE],
+    k: [u32; TILE],
+    lo: [u32; TILE],
+    end: [u32; TILE],
     m: [f32; TILE],
 }
 
 impl Default for TileRow {
     fn default() -> TileRow {
         TileRow {
-            k: [0.0; TILE],
-            lo: [0.0; TILE],
-            end: [0.0; TILE],
+            k: [0; TILE],
+            lo: [0; TILE],
+            end: [0; TILE],
             m: [0.0; TILE],
         }
     }
@@ -181,6 +181,28 @@ fn turned(p: f32, turn: f32) -> f32 {
 #[inline]
 fn slope_of(d: Vec3, horizontal: f32) -> f32 {
     d.y / (horizontal + d.y.abs())
+}
+
+/// The smaller of `a` and `b`, one vector instruction where `f32::min`
+/// takes three to pass over a NaN: for the fill's corners, whose only NaNs
+/// (a corner at the eye) are in blocks taken at every azimuth anyway.
+#[inline]
+fn lesser(a: f32, b: f32) -> f32 {
+    if a < b {
+        a
+    } else {
+        b
+    }
+}
+
+/// The greater of `a` and `b`, as [`lesser`].
+#[inline]
+fn greater(a: f32, b: f32) -> f32 {
+    if a > b {
+        a
+    } else {
+        b
+    }
 }
 
 /// The rounding margin of a slope `m`.
@@ -266,11 +288,21 @@ impl Sight {
         }
         let distances = (far / bin) as usize + 2;
 
-        // G by distance bin (rows), then azimuth bin: a row of the field's
-        // blocks lands in a few rows of it, side by side. Bands of block
-        // rows fill copies of it in parallel (a few: each is 4 bytes a bin).
-        let rows = field.level_rows[level as usize];
-        let bands = rayon::current_num_threads().clamp(1, 4).min(rows);
+        // G by azimuth bin (rows), then distance bin. The field's blocks
+        // go in tiles, and the tiles in lines running away from the eye
+        // (columns when the view is along z, rows when along x): a line's
+        // tiles land in the same few rows of G, one stretch of distances
+        // after the next, so that G's lines are written while they are in
+        // the caches and the table below reads each row of G straight
+        // through. Bands of tile lines fill copies of G in parallel (a few:
+        // each is 4 bytes a bin).
+        let (rows, cols) = (
+            field.level_rows[level as usize],
+            field.level_cols[level as usize],
+        );
+        let along_z = mean.z.abs() >= mean.x.abs();
+        let across = if along_z { cols } else { rows };
+        let bands = rayon::current_num_threads().clamp(1, 4).min(across);
         let fill = Fill {
             eye,
             turn,
@@ -282,12 +314,14 @@ impl Sight {
         let slopes = (0..bands)
             .into_par_iter()
             .map(|band| {
-                let mut slopes = vec![f32::NEG_INFINITY; distances * a_bins];
-                field.fill_slopes(
-                    &fill,
-                    rows * band / bands..rows * (band + 1) / bands,
-                    &mut slopes,
-                );
+                let mut slopes = vec![f32::NEG_INFINITY; a_bins * distances];
+                let part = across * band / bands..across * (band + 1) / bands;
+                let (rows, cols) = if along_z {
+                    (0..rows, part)
+                } else {
+                    (part, 0..cols)
+                };
+                field.fill_slopes(&fill, rows, cols, along_z, &mut slopes);
                 slopes
             })
             .reduce_with(|mut a, b| {
@@ -311,26 +345,27 @@ impl Sight {
                 }
             })
             .collect();
-        // Sixteen azimuth bins at a time (a cache line of each row of G),
-        // in parallel: distance by distance, the running maximum R of each,
-        // and the slope bins that R reaches there for the first time.
-        const SIDE: usize = 16;
+        // Azimuth bin by azimuth bin, in parallel: distance by distance,
+        // the running maximum R, and the slope bins that R reaches there for
+        // the first time (G's NaNs are passed over, as by `f32::max`).
         let mut first = vec![distances as u16; a_bins * s_bins];
         first
-            .par_chunks_mut(SIDE * s_bins)
-            .enumerate()
-            .for_each(|(chunk, out)| {
-                let a0 = chunk * SIDE;
-                let n = out.len() / s_bins;
-                let mut high = [f32::NEG_INFINITY; SIDE];
-                let mut next = [0usize; SIDE];
-                for (k, row) in slopes.chunks(a_bins).enumerate() {
-                    for (c, &g) in row[a0..a0 + n].iter().enumerate() {
-                        high[c] = high[c].max(g);
-                        while next[c] < s_bins && lowest[next[c]] <= high[c] {
-                            out[c * s_bins + next[c]] = k as u16;
-                            next[c] += 1;
-                        }
+            .par_chunks_mut(s_bins)
+            .zip(slopes.par_chunks(distances))
+            .for_each(|(out, row)| {
+                let mut high = f32::NEG_INFINITY;
+                let mut next = 0;
+                let mut reach = |k: usize, high: f32| {
+                    while next < s_bins && lowest[next] <= high {
+                        out[next] = k as u16;
+                        next += 1;
+                    }
+                };
+                reach(0, high);
+                for (k, &g) in row.iter().enumerate() {
+                    if g > high {
+                        high = g;
+                        reach(k, high);
                     }
                 }
             });
@@ -451,13 +486,21 @@ impl Sight {
 }
 
 impl HeightField {
-    /// Fills G (`slopes`, a row of azimuth bins per distance bin) from the
-    /// blocks of `fill.level` in block rows `rows`: each block's steepest
-    /// bound in the bin of its nearest distance, over the azimuth bins its
-    /// corners span. The blocks go in columns of [`TILE`] at a time: the
-    /// bins of a row of blocks run across many rows of G, those of a tile
-    /// of blocks lie in a few nearby ones.
-    fn fill_slopes(&self, fill: &Fill, rows: Range<usize>, slopes: &mut [f32]) {
+    /// Fills G (`slopes`, a row of distance bins per azimuth bin) from the
+    /// blocks of `fill.level` in block rows `rows` and columns `cols`: each
+    /// block's steepest bound in the bin of its nearest distance, over the
+    /// azimuth bins its corners span. The blocks go in tiles of [`TILE`] ×
+    /// [`TILE`], whose bins lie in a few nearby rows of G, and the tiles
+    /// column by column when the view is `along_z` (row by row otherwise),
+    /// so that each column's run through the same rows of G.
+    fn fill_slopes(
+        &self,
+        fill: &Fill,
+        rows: Range<usize>,
+        cols: Range<usize>,
+        along_z: bool,
+        slopes: &mut [f32],
+    ) {
         let Fill {
             eye,
             turn,
@@ -467,16 +510,18 @@ impl HeightField {
             level,
         } = *fill;
         let (cw, ch) = (self.cols - 1, self.rows - 1);
-        let cols = self.level_cols[level as usize];
         // The blocks' corner lines: every 2^level-th grid line, and the last.
         let line = |b: usize, last: usize| (b << level).min(last);
-        let xs: Vec<f32> = (0..=cols).map(|b| self.xs[line(b, cw)] - eye.x).collect();
+        let xs: Vec<f32> = (0..=self.level_cols[level as usize])
+            .map(|b| self.xs[line(b, cw)] - eye.x)
+            .collect();
         // Each block's distance from the eye along x (0 over it).
         let gaps: Vec<f32> = xs.windows(2).map(|x| x[0].max(-x[1]).max(0.0)).collect();
         let (start, per_unit) = (azimuth.start, azimuth.per_unit);
         let end = azimuth.count as f32;
+        let a_count = azimuth.count as u32;
         let (per_bin, last_bin) = (1.0 / bin, (distances - 1) as f32);
-        let mut highs = vec![0.0f32; cols];
+        let mut highs = [0.0f32; TILE];
         // Per block of a tile's row: its distance bin, its first azimuth
         // bin and one past its last, and its bound.
         let mut out = TileRow::default();
@@ -484,12 +529,20 @@ impl HeightField {
         let mut below = Corners::default();
         let mut above = Corners::default();
         let span = end / per_unit;
-        for (i0, j0) in rows
-            .clone()
-            .step_by(TILE)
-            .flat_map(|i0| (0..cols).step_by(TILE).map(move |j0| (i0, j0)))
-        {
-            let n = TILE.min(cols - j0);
+        let tiles: Vec<(usize, usize)> = if along_z {
+            let rows = rows.clone();
+            cols.clone()
+                .step_by(TILE)
+                .flat_map(|j0| rows.clone().step_by(TILE).map(move |i0| (i0, j0)))
+                .collect()
+        } else {
+            rows.clone()
+                .step_by(TILE)
+                .flat_map(|i0| cols.clone().step_by(TILE).map(move |j0| (i0, j0)))
+                .collect()
+        };
+        for (i0, j0) in tiles {
+            let n = TILE.min(cols.end - j0);
             let tile_rows = i0..(i0 + TILE).min(rows.end);
             // A tile wholly outside the table's azimuths holds nothing for it.
             let (z0, z1) = (
@@ -528,19 +581,23 @@ impl HeightField {
                 for c in 0..n {
                     let near = (gaps[j0 + c] * gaps[j0 + c] + dz * dz).sqrt();
                     let (b0, b1, a0, a1) = (below.p[c], below.p[c + 1], above.p[c], above.p[c + 1]);
-                    let p_lo = b0.min(b1).min(a0.min(a1));
-                    let p_hi = b0.max(b1).max(a0.max(a1));
-                    let far2 = below.d2[c]
-                        .max(below.d2[c + 1])
-                        .max(above.d2[c].max(above.d2[c + 1]));
+                    let p_lo = lesser(lesser(b0, b1), lesser(a0, a1));
+                    let p_hi = greater(greater(b0, b1), greater(a0, a1));
+                    let far2 = greater(
+                        greater(below.d2[c], below.d2[c + 1]),
+                        greater(above.d2[c], above.d2[c + 1]),
+                    );
                     // A block around the eye, or across the seam behind the
                     // view, may be at any azimuth. Bins are truncations of
                     // non-negative values (`floor` is a library call
                     // without SSE4.1); one past the last is 0 (none) below
                     // the table.
                     let any = (near == 0.0) | (p_hi - p_lo > 2.0) | p_lo.is_nan();
-                    let a_lo = ((p_lo - 1e-5 - start) * per_unit).clamp(0.0, end);
-                    let a_end = (((p_hi + 1e-5 - start) * per_unit).min(end - 1.0) + 1.0).max(0.0);
+                    let a_lo = greater(lesser((p_lo - 1e-5 - start) * per_unit, end), 0.0);
+                    let a_end = greater(
+                        lesser((p_hi + 1e-5 - start) * per_unit, end - 1.0) + 1.0,
+                        0.0,
+                    );
                     let rise = highs[c] - eye.y;
                     let to_near = if near > 0.0 {
                         rise / near
@@ -549,9 +606,12 @@ impl HeightField {
                     };
                     let to_far = rise / far2.sqrt();
                     let m = if rise < 0.0 { to_far } else { to_near };
-                    out.k[c] = (near * (1.0 - 1e-6) * per_bin).min(last_bin);
-                    out.lo[c] = if any { 0.0 } else { a_lo };
-                    out.end[c] = if any { end } else { a_end };
+                    // Truncated here, where the conversions run in the lanes
+                    // too, through i32 (x86 has no unsigned conversion);
+                    // G has fewer than 2³¹ entries.
+                    out.k[c] = lesser(near * (1.0 - 1e-6) * per_bin, last_bin) as i32 as u32;
+                    out.lo[c] = if any { 0 } else { a_lo as i32 as u32 };
+                    out.end[c] = if any { a_count } else { a_end as i32 as u32 };
                     // A NaN bound (a NaN height, which no ray hits)
                     // changes nothing.
                     out.m[c] = m + margin(m);
@@ -560,14 +620,16 @@ impl HeightField {
                 // (the same one twice for one), without a loop.
                 for c in 0..n {
                     let (a_lo, a_end) = (out.lo[c] as usize, out.end[c] as usize);
-                    let (row, m) = (&mut slopes[out.k[c] as usize * azimuth.count..], out.m[c]);
+                    let (k, m) = (out.k[c] as usize, out.m[c]);
                     if a_end > a_lo + 2 {
-                        for g in &mut row[a_lo..a_end] {
+                        for a in a_lo..a_end {
+                            let g = &mut slopes[a * distances + k];
                             *g = g.max(m);
                         }
                     } else if a_end > a_lo {
-                        row[a_lo] = row[a_lo].max(m);
-                        row[a_end - 1] = row[a_end - 1].max(m);
+                        let (g0, g1) = (a_lo * distances + k, (a_end - 1) * distances + k);
+                        slopes[g0] = slopes[g0].max(m);
+                        slopes[g1] = slopes[g1].max(m);
                     }
                 }
                 (below, above) = (above, below);
