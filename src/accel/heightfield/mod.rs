@@ -345,12 +345,15 @@ impl HeightField {
     }
 
     /// Whether [`HeightField::set_eye`] pays for `camera_rays` rays: its
-    /// table is filled from every cell in view (about 15–25 ns of one
-    /// thread a cell on the machines measured) and saves a camera ray 30–60
-    /// ns of its walk, so it is worth it while the field has at most twice
-    /// as many cells as the camera has rays.
+    /// table is filled from every cell in view (about 25 ns of one thread
+    /// a cell, all in, at 2049² on the Zen 1 machine) and saves a camera
+    /// ray 70–80 ns of its walk there, so it is worth it while the field
+    /// has at most three times as many cells as the camera has rays (the
+    /// peer workload's 2049² frame has 2.02: 0.77–0.83 s without the table
+    /// against 0.72–0.76 s with it; its 4097², 8.1, builds the table from
+    /// 2 × 2 blocks and traced slower with it).
     pub fn sight_pays(&self, camera_rays: usize) -> bool {
-        (self.cols - 1) * (self.rows - 1) <= 2 * camera_rays
+        (self.cols - 1) * (self.rows - 1) <= 3 * camera_rays
     }
 
     /// The horizon of block (level, i, j) of `light` (whose cone holds the
