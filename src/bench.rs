@@ -68,10 +68,8 @@ impl Accel {
         match geometry {
             Geometry::Grid(g) => {
                 let mut field = HeightField::lit(g, Some((sun(), 0.0)));
-                if field.sight_pays((WIDTH * HEIGHT) as usize) {
-                    if let Some((eye, directions)) = workload_camera().sight_sample() {
-                        field.set_eye(eye, &directions);
-                    }
+                if let Some((eye, directions)) = workload_camera().sight_sample() {
+                    field.set_eye_where_it_pays(eye, &directions, (WIDTH * HEIGHT) as usize);
                 }
                 Accel::Field(Box::new(field))
             }
@@ -198,7 +196,7 @@ pub fn obj_mesh(path: &Path) -> Result<TriangleMesh> {
 const EYE: Vec3 = Vec3::new(0.0, 30.0, -50.0);
 const LOOK_AT: Vec3 = Vec3::new(0.0, 2.0, 0.0);
 
-/// The workload camera as a render's [`Camera`] (in f64; [`View`] makes
+/// The workload camera as a render's [`Camera`] (in f64; `View` makes
 /// the rays, in f32 as the peer program does).
 pub fn workload_camera() -> Camera {
     let fov = Projection::Perspective {

@@ -154,9 +154,7 @@ impl Builder {
         let t0 = Instant::now();
         let mut field = HeightField::lit(grid, light);
         if let Some((eye, directions, rays)) = eye {
-            if field.sight_pays(rays) {
-                field.set_eye(eye, &directions);
-            }
+            field.set_eye_where_it_pays(eye, &directions, rays);
         }
         self.objects.push(Object::Terrain(Box::new(field)));
         self.accel_time += t0.elapsed();

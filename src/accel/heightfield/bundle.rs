@@ -51,21 +51,13 @@ impl HeightField {
     pub(super) fn hints(&self, rays: &[Ray]) -> Vec<Hint> {
         let mut hints = vec![Hint::default(); rays.len()];
         for (bundle, out) in rays.chunks(BUNDLE).zip(hints.chunks_mut(BUNDLE)) {
-            if !self.sighted_hints(bundle, out) {
+            // The eye's table first ([`sight`](super::sight)); where it
+            // leaves a ray without a start, the cone may still move some.
+            if !self.sight.as_ref().is_some_and(|s| s.starts(bundle, out)) {
                 self.bundle_hints(bundle, out);
             }
         }
         hints
-    }
-
-    /// The starts the eye's table gives ([`sight`](super::sight)), in the
-    /// finest level; whether every ray of the bundle got one (otherwise
-    /// its cone may still move some further).
-    fn sighted_hints(&self, rays: &[Ray], hints: &mut [Hint]) -> bool {
-        let Some(sight) = self.sight.as_ref().filter(|s| rays[0].origin == s.eye()) else {
-            return false; // shadow rays, or another camera's
-        };
-        sight.starts(rays, hints)
     }
 
     fn bundle_hints(&self, rays: &[Ray], hints: &mut [Hint]) {

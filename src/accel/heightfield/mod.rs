@@ -323,7 +323,7 @@ impl HeightField {
 
     /// Lets occlusion rays within `radius` (radians) of `dir` (a sun's
     /// shadow rays) stop early where they clear the terrain ahead
-    /// ([`horizon`]); other rays are unaffected, and every answer stays
+    /// (`horizon`); other rays are unaffected, and every answer stays
     /// the same.
     pub fn set_light(&mut self, dir: Vec3, radius: f32) {
         self.light = self.horizon(dir, radius);
@@ -331,7 +331,7 @@ impl HeightField {
 
     /// Lets rays from `eye` whose directions lie in the range of
     /// `directions` (a camera's, sampled over its image) start their walks
-    /// where the terrain may first rise to them ([`sight`]), instead of
+    /// where the terrain may first rise to them (`sight`), instead of
     /// where their bundle's cone stops; other rays are unaffected, and
     /// every answer stays the same.
     pub fn set_eye(&mut self, eye: Vec3, directions: &[Vec3]) {
@@ -344,16 +344,19 @@ impl HeightField {
         ((self.xs[cw] - self.xs[0]) / cw as f32).min((self.zs[ch] - self.zs[0]) / ch as f32)
     }
 
-    /// Whether [`HeightField::set_eye`] pays for `camera_rays` rays: its
-    /// table is filled from every cell in view (about 25 ns of one thread
-    /// a cell, all in, at 2049² on the Zen 1 machine) and saves a camera
-    /// ray 70–80 ns of its walk there, so it is worth it while the field
-    /// has at most three times as many cells as the camera has rays (the
-    /// peer workload's 2049² frame has 2.02: 0.77–0.83 s without the table
+    /// [`HeightField::set_eye`] for a camera that casts `camera_rays`
+    /// rays, where the table pays for them; nothing otherwise. The table is
+    /// filled from every cell in view (about 25 ns of one thread a cell,
+    /// all in, at 2049² on the Zen 1 machine) and saves a camera ray 70–80
+    /// ns of its walk there, so it is worth it while the field has at most
+    /// three times as many cells as the camera has rays (the peer
+    /// workload's 2049² frame has 2.02: 0.77–0.83 s without the table
     /// against 0.72–0.76 s with it; its 4097², 8.1, builds the table from
     /// 2 × 2 blocks and traced slower with it).
-    pub fn sight_pays(&self, camera_rays: usize) -> bool {
-        (self.cols - 1) * (self.rows - 1) <= 3 * camera_rays
+    pub fn set_eye_where_it_pays(&mut self, eye: Vec3, directions: &[Vec3], camera_rays: usize) {
+        if (self.cols - 1) * (self.rows - 1) <= 3 * camera_rays {
+            self.set_eye(eye, directions);
+        }
     }
 
     /// The horizon of block (level, i, j) of `light` (whose cone holds the

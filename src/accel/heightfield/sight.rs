@@ -74,7 +74,8 @@ pub(super) struct Sight {
 }
 
 /// What fills G: the eye, the azimuths' turn and bins, the distance bins
-/// (their width and count) and the level whose blocks fill it.
+/// (their width and count), the level whose blocks fill it, and whether
+/// the view is along z (tiles then go column by column, else row by row).
 #[derive(Debug, Clone, Copy)]
 struct Fill {
     eye: Vec3,
@@ -83,6 +84,7 @@ struct Fill {
     bin: f32,
     distances: usize,
     level: u32,
+    along_z: bool,
 }
 
 /// A tile's row of block corners: pseudo-angles and squared distances.
@@ -130,7 +132,7 @@ struct Bins {
 
 impl Bins {
     /// The bin of `v`, None outside.
-    #[inline]
+    #[cfg(test)]
     fn of(&self, v: f32) -> Option<usize> {
         self.bin((v - self.start) * self.per_unit)
     }
@@ -310,6 +312,7 @@ impl Sight {
             bin,
             distances,
             level,
+            along_z,
         };
         let slopes = (0..bands)
             .into_par_iter()
@@ -321,7 +324,7 @@ impl Sight {
                 } else {
                     (part, 0..cols)
                 };
-                field.fill_slopes(&fill, rows, cols, along_z, &mut slopes);
+                field.fill_slopes(&fill, rows, cols, &mut slopes);
                 slopes
             })
             .reduce_with(|mut a, b| {
@@ -385,30 +388,19 @@ impl Sight {
         2 * self.first.len()
     }
 
-    /// The eye whose rays the table answers.
-    pub(super) fn eye(&self) -> Vec3 {
-        self.eye
-    }
-
-    /// [`Sight::start`] of each ray of a bundle (at most [`BUNDLE`]), into
-    /// `hints` at the finest level; whether every ray got one. The same
-    /// operations in the same order as `start`, so the same bits, but
-    /// quantity by quantity over the bundle: the divisions and square
-    /// roots run in vector lanes, where one ray at a time they waited on
-    /// each other.
+    /// For each ray of a bundle (at most [`BUNDLE`]) from the eye, a ray
+    /// parameter before which it cannot meet the terrain, into `hints` at
+    /// the finest level; whether every ray got one (none does when a ray
+    /// of the bundle comes from elsewhere: shadow rays, another camera's;
+    /// nor one outside the table, or whose entry tells no more than its
+    /// start). Quantity by quantity over the bundle, so that the divisions
+    /// and square roots run in vector lanes; the tests hold it bit for bit
+    /// to the same operations one ray at a time (`start`).
     pub(super) fn starts(&self, rays: &[Ray], hints: &mut [Hint]) -> bool {
         assert!(rays.len() <= BUNDLE && hints.len() == rays.len());
         let n = rays.len();
         if rays.iter().any(|r| r.origin != self.eye) {
-            // Not one origin: ray by ray.
-            let mut all = true;
-            for (ray, hint) in rays.iter().zip(hints) {
-                match self.start(ray) {
-                    Some(t) => *hint = Hint { t, level: 0 },
-                    None => all = false,
-                }
-            }
-            return all;
+            return false;
         }
         let (mut dx, mut dy, mut dz) = ([0.0f32; BUNDLE], [0.0f32; BUNDLE], [0.0f32; BUNDLE]);
         for (k, r) in rays.iter().enumerate() {
@@ -456,8 +448,9 @@ impl Sight {
 
     /// A ray parameter before which `ray` (from the eye) cannot meet the
     /// terrain; None for rays from elsewhere or outside the table, and
-    /// when the table cannot tell more than the start.
-    #[inline]
+    /// when the table cannot tell more than the start. One ray at a time:
+    /// the tests' reference for [`Sight::starts`].
+    #[cfg(test)]
     pub(super) fn start(&self, ray: &Ray) -> Option<f32> {
         if ray.origin != self.eye {
             return None;
@@ -491,16 +484,9 @@ impl HeightField {
     /// block's steepest bound in the bin of its nearest distance, over the
     /// azimuth bins its corners span. The blocks go in tiles of [`TILE`] ×
     /// [`TILE`], whose bins lie in a few nearby rows of G, and the tiles
-    /// column by column when the view is `along_z` (row by row otherwise),
+    /// column by column when the view is along z (row by row otherwise),
     /// so that each column's run through the same rows of G.
-    fn fill_slopes(
-        &self,
-        fill: &Fill,
-        rows: Range<usize>,
-        cols: Range<usize>,
-        along_z: bool,
-        slopes: &mut [f32],
-    ) {
+    fn fill_slopes(&self, fill: &Fill, rows: Range<usize>, cols: Range<usize>, slopes: &mut [f32]) {
         let Fill {
             eye,
             turn,
@@ -508,6 +494,7 @@ impl HeightField {
             bin,
             distances,
             level,
+            along_z,
         } = *fill;
         let (cw, ch) = (self.cols - 1, self.rows - 1);
         // The blocks' corner lines: every 2^level-th grid line, and the last.
