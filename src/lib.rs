@@ -24,6 +24,7 @@ pub mod render;
 pub mod rock;
 pub mod scene;
 pub mod shade;
+pub mod simd4;
 pub mod terrain;
 pub mod text;
 pub mod texture;

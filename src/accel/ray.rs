@@ -1,6 +1,6 @@
 //! Rays, axis-aligned boxes and the ray–triangle test.
 
-use glam::{Vec3, Vec3A};
+use glam::{Vec3, Vec3A, Vec4};
 
 /// A ray with its precomputed reciprocal direction and the shear of the
 /// watertight ray–triangle test. Laid out in C order, so that the AVX2
@@ -45,6 +45,54 @@ impl Ray {
             shear,
             kz: kz as u8,
         }
+    }
+
+    /// Appends `Ray::new(origin(k), dirs[k])` for each k, bit for bit the
+    /// same rays, set up four at a time quantity by quantity: the
+    /// reciprocals and the shear's divisions of four rays are then one
+    /// SSE division each, where ray by ray each waits on the divider.
+    pub fn extend_new(out: &mut Vec<Ray>, origin: impl Fn(usize) -> Vec3, dirs: &[Vec3]) {
+        out.reserve(dirs.len());
+        for (c, chunk) in dirs.chunks(4).enumerate() {
+            // The last chunk padded with ones (their rays are not kept).
+            let lane = |f: fn(&Vec3) -> f32| {
+                Vec4::from_array(std::array::from_fn(|k| chunk.get(k).map_or(1.0, f)))
+            };
+            let (x, y, z) = (lane(|d| d.x), lane(|d| d.y), lane(|d| d.z));
+            // As `new`: the dominant axis, the shear's numerators (the
+            // next two axes cyclically) and its denominator.
+            let (ax, ay, az) = (x.abs(), y.abs(), z.abs());
+            let on_x = ax.cmpge(ay) & ax.cmpge(az);
+            let on_y = !on_x & ay.cmpge(az);
+            let pick = |if_x: Vec4, if_y: Vec4, if_z: Vec4| {
+                Vec4::select(on_x, if_x, Vec4::select(on_y, if_y, if_z))
+            };
+            let (n0, n1, den) = (pick(y, z, x), pick(z, x, y), pick(x, y, z));
+            let inv = [Vec4::ONE / x, Vec4::ONE / y, Vec4::ONE / z].map(|v| v.to_array());
+            let shear = [n0 / den, n1 / den, Vec4::ONE / den].map(|v| v.to_array());
+            let (on_x, on_y) = (on_x.bitmask(), on_y.bitmask());
+            out.extend(chunk.iter().enumerate().map(|(k, &dir)| Ray {
+                origin: origin(c * 4 + k),
+                dir,
+                inv_dir: Vec3::new(inv[0][k], inv[1][k], inv[2][k]),
+                shear: Vec3::new(shear[0][k], shear[1][k], shear[2][k]),
+                kz: if on_x & (1 << k) != 0 {
+                    0
+                } else if on_y & (1 << k) != 0 {
+                    1
+                } else {
+                    2
+                },
+            }));
+        }
+    }
+
+    /// This ray moved to start at `origin` (the same direction, so the same
+    /// reciprocal and shear): `Ray::new(origin, self.dir)` without its
+    /// divisions, for the many rays toward one light.
+    #[inline]
+    pub fn from_origin(&self, origin: Vec3) -> Ray {
+        Ray { origin, ..*self }
     }
 
     /// The shear of the watertight test and its dominant axis (0, 1, 2 for
@@ -249,6 +297,60 @@ pub(crate) fn hit_sheared(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// Every field of a ray, as bits.
+    fn bits(r: &Ray) -> ([u32; 12], u8) {
+        let v = [r.origin, r.dir, r.inv_dir, r.shear];
+        (std::array::from_fn(|k| v[k / 3][k % 3].to_bits()), r.kz)
+    }
+
+    /// `Ray::extend_new` against `Ray::new` ray by ray, bit for bit.
+    fn check_extend_new(dirs: &[Vec3]) {
+        let origin = |k: usize| Vec3::new(k as f32, -(k as f32), 0.5);
+        let mut together = vec![Ray::new(Vec3::ONE, Vec3::X)];
+        Ray::extend_new(&mut together, origin, dirs);
+        assert_eq!(
+            together.len(),
+            dirs.len() + 1,
+            "appends one ray a direction"
+        );
+        for (k, (r, &d)) in together[1..].iter().zip(dirs).enumerate() {
+            assert_eq!(bits(r), bits(&Ray::new(origin(k), d)), "ray {k} along {d}");
+        }
+    }
+
+    #[test]
+    fn rays_set_up_together_match_one_at_a_time_on_edge_cases() {
+        // Zero and signed-zero components, ties between axes (the dominant
+        // axis' order of preference), and a ragged last chunk.
+        let dirs = [
+            Vec3::X,
+            Vec3::NEG_Y,
+            Vec3::Z,
+            Vec3::ZERO,
+            Vec3::new(-0.0, 0.0, -0.0),
+            Vec3::new(1.0, 1.0, 0.5),
+            Vec3::new(1.0, -1.0, 1.0),
+            Vec3::new(0.5, -2.0, 2.0),
+            Vec3::new(-3.0, 0.0, 3.0),
+            Vec3::new(1e-30, -1e30, 7.0),
+            Vec3::new(0.3, 0.4, -0.5).normalize(),
+        ];
+        for n in 0..=dirs.len() {
+            check_extend_new(&dirs[..n]);
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn rays_set_up_together_match_one_at_a_time(
+            dirs in proptest::collection::vec(proptest::array::uniform3(-10.0f32..10.0), 0..40)
+        ) {
+            let dirs: Vec<Vec3> = dirs.into_iter().map(Vec3::from_array).collect();
+            check_extend_new(&dirs);
+        }
+    }
 
     #[test]
     fn triangle_hit_values() {
