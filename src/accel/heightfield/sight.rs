@@ -417,8 +417,10 @@ impl Sight {
             s[k] = slope_of(Vec3::new(x, y, z), horizontal[k]);
             b[k] = (s[k] - self.slope.start) * self.slope.per_unit;
         }
-        // The table's entries, as distance bins in floats (0: no start).
-        let mut bins = [0.0f32; BUNDLE];
+        // Each ray's entry of the table, or None, first for all rays, then
+        // the loads: the entries mostly miss the caches, and apart from
+        // the decisions the misses overlap.
+        let mut entry = [None; BUNDLE];
         for k in 0..n {
             let Some(a) = self.azimuth.bin(a[k]) else {
                 continue;
@@ -428,8 +430,14 @@ impl Sight {
                 None if s[k] >= self.slope.start => self.slope.count - 1,
                 None => continue,
             };
-            let k_bin = self.first[a * self.slope.count + b];
-            bins[k] = (k_bin as usize).min(self.distances) as f32;
+            entry[k] = Some(a * self.slope.count + b);
+        }
+        // The entries as distance bins in floats (0: no start).
+        let mut bins = [0.0f32; BUNDLE];
+        for (bin, entry) in bins.iter_mut().zip(&entry) {
+            if let Some(e) = *entry {
+                *bin = (self.first[e] as usize).min(self.distances) as f32;
+            }
         }
         let mut t = [0.0f32; BUNDLE];
         for k in 0..BUNDLE {
