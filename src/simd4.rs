@@ -20,9 +20,10 @@ pub struct Vec3x4 {
 }
 
 impl Vec3x4 {
-    /// Vectors `v[k]` in lane k.
-    #[inline]
-    pub fn from_vecs(v: [Vec3; 4]) -> Vec3x4 {
+    /// Vectors `v[k]` in lane k (for the tests: callers build their lanes
+    /// quantity by quantity).
+    #[cfg(test)]
+    fn from_vecs(v: [Vec3; 4]) -> Vec3x4 {
         Vec3x4 {
             x: Vec4::from_array(v.map(|v| v.x)),
             y: Vec4::from_array(v.map(|v| v.y)),
