@@ -249,12 +249,11 @@ impl View {
         let (f, r, u) = (self.fwd, self.right, self.up);
         let (width, height) = (Vec4::splat(WIDTH as f32), Vec4::splat(HEIGHT as f32));
         for chunk in pixels.chunks(4) {
-            let lane = |f: &dyn Fn(u32, u32) -> f32| {
-                Vec4::from_array(std::array::from_fn(|k| {
-                    chunk.get(k).map_or(0.0, |&(px, dy)| f(px, y0 + dy))
-                }))
-            };
-            let (px, py) = (lane(&|px, _| px as f32), lane(&|_, py| py as f32));
+            let (mut px, mut py) = ([0.0f32; 4], [0.0f32; 4]);
+            for (k, &(x, dy)) in chunk.iter().enumerate() {
+                (px[k], py[k]) = (x as f32, (y0 + dy) as f32);
+            }
+            let (px, py) = (Vec4::from_array(px), Vec4::from_array(py));
             let sx = ((px + 0.5) / width) * 2.0 - 1.0;
             let sy = 1.0 - ((py + 0.5) / height) * 2.0;
             let along = |f: f32, r: f32, u: f32| {

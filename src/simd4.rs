@@ -20,14 +20,17 @@ pub struct Vec3x4 {
 }
 
 impl Vec3x4 {
-    /// Vectors `v[k]` in lane k (for the tests: callers build their lanes
-    /// quantity by quantity).
-    #[cfg(test)]
-    fn from_vecs(v: [Vec3; 4]) -> Vec3x4 {
+    /// The vectors of `v` (at most four), `v[k]` in lane k; lanes past
+    /// the end hold `pad`.
+    #[inline]
+    pub fn from_slice(v: &[Vec3], pad: Vec3) -> Vec3x4 {
+        debug_assert!(v.len() <= 4);
+        let at = |k: usize| v.get(k).copied().unwrap_or(pad);
+        let lanes = |f: fn(Vec3) -> f32| Vec4::from_array(std::array::from_fn(|k| f(at(k))));
         Vec3x4 {
-            x: Vec4::from_array(v.map(|v| v.x)),
-            y: Vec4::from_array(v.map(|v| v.y)),
-            z: Vec4::from_array(v.map(|v| v.z)),
+            x: lanes(|v| v.x),
+            y: lanes(|v| v.y),
+            z: lanes(|v| v.z),
         }
     }
 
@@ -39,7 +42,7 @@ impl Vec3x4 {
 
     /// Lane by lane `Vec3::length_recip`: 1 / √(x² + y² + z²).
     #[inline]
-    pub fn length_recip(self) -> Vec4 {
+    fn length_recip(self) -> Vec4 {
         let squared = self.x * self.x + self.y * self.y + self.z * self.z;
         Vec4::ONE / sqrt(squared)
     }
@@ -52,7 +55,7 @@ impl Vec3x4 {
 
     /// Each lane times its own factor.
     #[inline]
-    pub fn scale(self, s: Vec4) -> Vec3x4 {
+    fn scale(self, s: Vec4) -> Vec3x4 {
         Vec3x4 {
             x: self.x * s,
             y: self.y * s,
@@ -89,7 +92,7 @@ mod tests {
             b in proptest::array::uniform4(proptest::array::uniform3(-1e3f32..1e3)),
         ) {
             let (a, b) = (a.map(Vec3::from_array), b.map(Vec3::from_array));
-            let (va, vb) = (Vec3x4::from_vecs(a), Vec3x4::from_vecs(b));
+            let (va, vb) = (Vec3x4::from_slice(&a, Vec3::ZERO), Vec3x4::from_slice(&b, Vec3::ZERO));
             let (normal, recip) = (va.normalize(), vb.length_recip());
             for k in 0..4 {
                 prop_assert_eq!(va.lane(k), a[k]);
@@ -107,7 +110,7 @@ mod tests {
             Vec3::new(-0.0, 3.0, 4.0),
             Vec3::splat(1e-30),
         ];
-        let recip = Vec3x4::from_vecs(v).length_recip();
+        let recip = Vec3x4::from_slice(&v, Vec3::ONE).length_recip();
         for k in 0..4 {
             assert_eq!(
                 recip[k].to_bits(),

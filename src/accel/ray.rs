@@ -2,6 +2,8 @@
 
 use glam::{Vec3, Vec3A, Vec4};
 
+use crate::simd4::Vec3x4;
+
 /// A ray with its precomputed reciprocal direction and the shear of the
 /// watertight ray–triangle test. Laid out in C order, so that the AVX2
 /// lanes can read eight rays' first eight floats (origin, direction, and
@@ -55,10 +57,7 @@ impl Ray {
         out.reserve(dirs.len());
         for (c, chunk) in dirs.chunks(4).enumerate() {
             // The last chunk padded with ones (their rays are not kept).
-            let lane = |f: fn(&Vec3) -> f32| {
-                Vec4::from_array(std::array::from_fn(|k| chunk.get(k).map_or(1.0, f)))
-            };
-            let (x, y, z) = (lane(|d| d.x), lane(|d| d.y), lane(|d| d.z));
+            let Vec3x4 { x, y, z } = Vec3x4::from_slice(chunk, Vec3::ONE);
             // As `new`: the dominant axis, the shear's numerators (the
             // next two axes cyclically) and its denominator.
             let (ax, ay, az) = (x.abs(), y.abs(), z.abs());

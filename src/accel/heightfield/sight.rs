@@ -37,7 +37,7 @@ use glam::Vec3;
 use rayon::prelude::*;
 
 use super::bundle::{Hint, BUNDLE};
-use super::HeightField;
+use super::{higher, lower, HeightField};
 use crate::accel::ray::Ray;
 
 /// Most entries of a table (u16 each): 8 MiB.
@@ -183,28 +183,6 @@ fn turned(p: f32, turn: f32) -> f32 {
 #[inline]
 fn slope_of(d: Vec3, horizontal: f32) -> f32 {
     d.y / (horizontal + d.y.abs())
-}
-
-/// The smaller of `a` and `b`, one vector instruction where `f32::min`
-/// takes three to pass over a NaN: for the fill's corners, whose only NaNs
-/// (a corner at the eye) are in blocks taken at every azimuth anyway.
-#[inline]
-fn lesser(a: f32, b: f32) -> f32 {
-    if a < b {
-        a
-    } else {
-        b
-    }
-}
-
-/// The greater of `a` and `b`, as [`lesser`].
-#[inline]
-fn greater(a: f32, b: f32) -> f32 {
-    if a > b {
-        a
-    } else {
-        b
-    }
 }
 
 /// The rounding margin of a slope `m`.
@@ -524,18 +502,18 @@ impl HeightField {
         let mut below = Corners::default();
         let mut above = Corners::default();
         let span = end / per_unit;
-        let tiles: Vec<(usize, usize)> = if along_z {
-            let rows = rows.clone();
-            cols.clone()
-                .step_by(TILE)
-                .flat_map(|j0| rows.clone().step_by(TILE).map(move |i0| (i0, j0)))
-                .collect()
+        // Tile corners (i0, j0), in lines of tiles along the outer axis.
+        let (outer, inner) = if along_z {
+            (cols.clone(), rows.clone())
         } else {
-            rows.clone()
-                .step_by(TILE)
-                .flat_map(|i0| cols.clone().step_by(TILE).map(move |j0| (i0, j0)))
-                .collect()
+            (rows.clone(), cols.clone())
         };
+        let tiles = outer.step_by(TILE).flat_map(|o| {
+            inner
+                .clone()
+                .step_by(TILE)
+                .map(move |i| if along_z { (i, o) } else { (o, i) })
+        });
         for (i0, j0) in tiles {
             let n = TILE.min(cols.end - j0);
             let tile_rows = i0..(i0 + TILE).min(rows.end);
@@ -576,11 +554,15 @@ impl HeightField {
                 for c in 0..n {
                     let near = (gaps[j0 + c] * gaps[j0 + c] + dz * dz).sqrt();
                     let (b0, b1, a0, a1) = (below.p[c], below.p[c + 1], above.p[c], above.p[c + 1]);
-                    let p_lo = lesser(lesser(b0, b1), lesser(a0, a1));
-                    let p_hi = greater(greater(b0, b1), greater(a0, a1));
-                    let far2 = greater(
-                        greater(below.d2[c], below.d2[c + 1]),
-                        greater(above.d2[c], above.d2[c + 1]),
+                    // Single min/max instructions (`lower`, `higher`) where
+                    // `f32::min` takes three to pass over a NaN: the only
+                    // NaN corners (at the eye) are in blocks taken at every
+                    // azimuth anyway.
+                    let p_lo = lower(lower(a1, a0), lower(b1, b0));
+                    let p_hi = higher(higher(a1, a0), higher(b1, b0));
+                    let far2 = higher(
+                        higher(above.d2[c + 1], above.d2[c]),
+                        higher(below.d2[c + 1], below.d2[c]),
                     );
                     // A block around the eye, or across the seam behind the
                     // view, may be at any azimuth. Bins are truncations of
@@ -588,10 +570,10 @@ impl HeightField {
                     // without SSE4.1); one past the last is 0 (none) below
                     // the table.
                     let any = (near == 0.0) | (p_hi - p_lo > 2.0) | p_lo.is_nan();
-                    let a_lo = greater(lesser((p_lo - 1e-5 - start) * per_unit, end), 0.0);
-                    let a_end = greater(
-                        lesser((p_hi + 1e-5 - start) * per_unit, end - 1.0) + 1.0,
+                    let a_lo = higher(0.0, lower(end, (p_lo - 1e-5 - start) * per_unit));
+                    let a_end = higher(
                         0.0,
+                        lower(end - 1.0, (p_hi + 1e-5 - start) * per_unit) + 1.0,
                     );
                     let rise = highs[c] - eye.y;
                     let to_near = if near > 0.0 {
@@ -604,7 +586,7 @@ impl HeightField {
                     // Truncated here, where the conversions run in the lanes
                     // too, through i32 (x86 has no unsigned conversion);
                     // G has fewer than 2³¹ entries.
-                    out.k[c] = lesser(near * (1.0 - 1e-6) * per_bin, last_bin) as i32 as u32;
+                    out.k[c] = lower(last_bin, near * (1.0 - 1e-6) * per_bin) as i32 as u32;
                     out.lo[c] = if any { 0 } else { a_lo as i32 as u32 };
                     out.end[c] = if any { a_count } else { a_end as i32 as u32 };
                     // A NaN bound (a NaN height, which no ray hits)
