@@ -319,6 +319,7 @@ fn trace_once(accel: &Accel, hits: &mut [Option<(f32, Vec3)>]) -> (Counts, PassT
         .collect();
     hits.par_chunks_mut((WIDTH * PATCH) as usize)
         .enumerate()
+        .with_max_len(1)
         .for_each_init(
             || (Vec::new(), Vec::new(), Answers::default()),
             |(dirs, rays, answers), (band, out)| {
@@ -338,6 +339,7 @@ fn trace_once(accel: &Accel, hits: &mut [Option<(f32, Vec3)>]) -> (Counts, PassT
     let row: Vec<(u32, u32)> = (0..WIDTH).map(|px| (px, 0)).collect();
     let occluded: u64 = (0..HEIGHT)
         .into_par_iter()
+        .with_max_len(1)
         .map_init(
             || (Vec::new(), Vec::new(), Answers::default()),
             |(dirs, rays, answers), py| {
