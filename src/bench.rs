@@ -11,6 +11,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use glam::{Vec3, Vec4};
+use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -407,7 +408,16 @@ pub struct Report {
 /// Builds the acceleration structure over `geometry` and traces the
 /// workload `reps` times on one thread and on `threads` threads, taking
 /// turns; rates are medians.
-pub fn run(geometry: Geometry, threads: usize, reps: usize) -> Result<Report> {
+///
+/// `progress` says what is happening: building, then each pass as it
+/// starts (a bar over the `2 · reps` passes, drawn only between them, so
+/// that no drawing runs while a pass is timed).
+pub fn run(
+    geometry: Geometry,
+    threads: usize,
+    reps: usize,
+    progress: &ProgressBar,
+) -> Result<Report> {
     let all = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
@@ -416,10 +426,24 @@ pub fn run(geometry: Geometry, threads: usize, reps: usize) -> Result<Report> {
         .num_threads(1)
         .build()
         .map_err(|e| Error::Usage(format!("cannot start threads: {e}")))?;
+    progress.set_message(match geometry {
+        Geometry::Grid(_) => "building the grid hierarchy",
+        Geometry::Mesh(_) => "building the BVH",
+    });
+    // No drawing thread from here on: it would share the cores with what
+    // is timed.
+    progress.disable_steady_tick();
     let t0 = Instant::now();
     let triangles = geometry.triangle_count();
     let accel = all.install(|| Accel::build(geometry));
     let build = t0.elapsed();
+    let reps = reps.max(1);
+    progress.set_style(
+        ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} passes")
+            .expect("static template")
+            .progress_chars("=> "),
+    );
+    progress.set_length(2 * reps as u64);
     let rate = |rays: u64, d: Duration| rays as f64 / d.as_secs_f64() / 1e6;
     let mut hits = vec![None; (WIDTH * HEIGHT) as usize];
     // One thread and all threads take turns, repetition by repetition, so
@@ -428,9 +452,20 @@ pub fn run(geometry: Geometry, threads: usize, reps: usize) -> Result<Report> {
     // 1.5 to 2.5 for one binary.
     let mut rates = [[Vec::new(), Vec::new()], [Vec::new(), Vec::new()]];
     let mut counts = [None, None];
-    for _ in 0..reps.max(1) {
+    for rep in 0..reps {
         for (k, pool) in [&one, &all].into_iter().enumerate() {
+            progress.set_message(format!(
+                "tracing {}/{reps}, {} thread{}",
+                rep + 1,
+                pool.current_num_threads(),
+                if pool.current_num_threads() == 1 {
+                    ""
+                } else {
+                    "s"
+                }
+            ));
             let (c, t) = pool.install(|| trace_once(&accel, &mut hits));
+            progress.inc(1);
             rates[k][0].push(rate(WIDTH as u64 * HEIGHT as u64, t.primary));
             rates[k][1].push(rate(c.hits, t.shadow));
             counts[k] = Some(c);

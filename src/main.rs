@@ -240,6 +240,9 @@ struct BenchArgs {
     /// Print the figures as one JSON object.
     #[arg(long)]
     json: bool,
+    /// No progress on standard error (reading, building, each pass).
+    #[arg(short, long)]
+    quiet: bool,
 }
 
 #[derive(clap::Args)]
@@ -829,7 +832,11 @@ fn terrain_command(args: TerrainArgs) -> Result<ExitCode> {
 }
 
 fn bench_command(args: BenchArgs) -> Result<ExitCode> {
+    let progress = bench_progress(args.quiet);
     let t0 = Instant::now();
+    if let Some(file) = args.heightmap.as_ref().or(args.obj.as_ref()) {
+        progress.set_message(format!("reading {}", file.display()));
+    }
     let geometry = match (&args.heightmap, &args.obj) {
         (Some(h), _) => {
             scree::bench::Geometry::Grid(scree::bench::heightmap_grid(h, args.extent, args.height)?)
@@ -845,7 +852,8 @@ fn bench_command(args: BenchArgs) -> Result<ExitCode> {
     let threads = args
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let r = scree::bench::run(geometry, threads, args.reps)?;
+    let r = scree::bench::run(geometry, threads, args.reps, &progress)?;
+    progress.finish_and_clear();
     if args.json {
         say!(
             "{}",
@@ -917,6 +925,22 @@ fn progress_bar(quiet: bool) -> ProgressBar {
             .expect("static template")
             .progress_chars("=> "),
     );
+    bar
+}
+
+/// `scree bench`'s progress on standard error: a spinner while the mesh is
+/// read and the structure built (unmeasured and measured alike: it ticks on
+/// its own thread only until the build starts), then a bar over the
+/// passes, drawn between them.
+fn bench_progress(quiet: bool) -> ProgressBar {
+    if quiet {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} {msg} {elapsed}").expect("static template"),
+    );
+    bar.enable_steady_tick(std::time::Duration::from_millis(120));
     bar
 }
 

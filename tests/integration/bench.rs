@@ -36,10 +36,16 @@ fn heightmap_and_obj_of_the_same_terrain_give_the_same_checksums() {
         let mut all = vec!["bench", "--reps", "1", "--threads", "2", "--json"];
         all.extend_from_slice(args);
         let out = run_ok(dir.path(), &all);
+        // Progress is drawn only on a terminal: a pipe gets the figures alone.
+        assert!(
+            out.stderr.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         serde_json::from_slice(&out.stdout).unwrap()
     };
     let a = bench(&["--heightmap", "t.png"]);
-    let b = bench(&["--obj", "t.obj"]);
+    let b = bench(&["--obj", "t.obj", "-q"]);
     for key in [
         "build_ms",
         "bytes_per_triangle",
