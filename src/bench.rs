@@ -174,7 +174,7 @@ pub fn obj_mesh(path: &Path) -> Result<TriangleMesh> {
         ..Default::default()
     };
     let (models, _) = tobj::load_obj(path, &opts)
-        .map_err(|e| Error::Usage(format!("{}: {e}", path.display())))?;
+        .map_err(|e| Error::Usage(format!("cannot read {}: {e}", path.display())))?;
     let mut mesh = TriangleMesh::default();
     for m in models {
         let base = mesh.positions.len() as u32;
@@ -190,6 +190,18 @@ pub fn obj_mesh(path: &Path) -> Result<TriangleMesh> {
                 .chunks_exact(3)
                 .map(|t| [t[0] + base, t[1] + base, t[2] + base]),
         );
+    }
+    if mesh.indices.is_empty() {
+        return Err(Error::Usage(format!(
+            "{} has no triangles (scree bench --obj reads Wavefront OBJ faces)",
+            path.display()
+        )));
+    }
+    if let Some(p) = mesh.positions.iter().find(|p| !p.is_finite()) {
+        return Err(Error::Usage(format!(
+            "{}: a vertex is not finite ({p})",
+            path.display()
+        )));
     }
     Ok(mesh)
 }

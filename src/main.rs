@@ -225,24 +225,48 @@ struct BenchArgs {
     /// The workload's mesh (terrain_N.obj), traced through the general BVH.
     #[arg(long)]
     obj: Option<PathBuf>,
-    /// Side of the heightmap's square, world units.
-    #[arg(long, default_value_t = 100.0)]
+    /// Side of the heightmap's square, world units (as a scene's
+    /// `terrain.size`: above 0, at most 1e7).
+    #[arg(long, default_value_t = 100.0, allow_negative_numbers = true, value_parser = extent)]
     extent: f32,
-    /// Height of the heightmap's full range, world units.
-    #[arg(long, default_value_t = 15.0)]
+    /// Height of the heightmap's full range, world units (as a scene's
+    /// `terrain.height`: 0 to 1e6).
+    #[arg(long, default_value_t = 15.0, allow_negative_numbers = true, value_parser = relief)]
     height: f32,
-    /// Threads of the all-threads runs. Default: one per core.
-    #[arg(long)]
-    threads: Option<usize>,
-    /// Repetitions of each pass (rates are medians).
-    #[arg(long, default_value_t = 3)]
-    reps: usize,
+    /// Threads of the all-threads runs (1–1024). Default: one per core.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    threads: Option<u32>,
+    /// Repetitions of each pass, 1–1000 (rates are medians).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    reps: u32,
     /// Print the figures as one JSON object.
     #[arg(long)]
     json: bool,
     /// No progress on standard error (reading, building, each pass).
     #[arg(short, long)]
     quiet: bool,
+}
+
+/// A heightmap's side for `scree bench`: the range of a scene's
+/// `terrain.size`.
+fn extent(s: &str) -> std::result::Result<f32, String> {
+    let v: f32 = s.parse().map_err(|_| format!("`{s}` is not a number"))?;
+    if v > 0.0 && v <= 1e7 {
+        Ok(v)
+    } else {
+        Err(format!("must be above 0 and at most 1e7, got {v}"))
+    }
+}
+
+/// A heightmap's full-range height for `scree bench`: the range of a
+/// scene's `terrain.height`.
+fn relief(s: &str) -> std::result::Result<f32, String> {
+    let v: f32 = s.parse().map_err(|_| format!("`{s}` is not a number"))?;
+    if (0.0..=1e6).contains(&v) {
+        Ok(v)
+    } else {
+        Err(format!("must be between 0 and 1e6, got {v}"))
+    }
 }
 
 #[derive(clap::Args)]
@@ -849,10 +873,11 @@ fn bench_command(args: BenchArgs) -> Result<ExitCode> {
         }
     };
     let load = t0.elapsed();
-    let threads = args
-        .threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let r = scree::bench::run(geometry, threads, args.reps, &progress)?;
+    let threads = args.threads.map_or_else(
+        || std::thread::available_parallelism().map_or(1, |n| n.get()),
+        |t| t as usize,
+    );
+    let r = scree::bench::run(geometry, threads, args.reps as usize, &progress)?;
     progress.finish_and_clear();
     if args.json {
         say!(

@@ -113,3 +113,61 @@ fn exported_rock_field_is_a_bench_mesh() {
     assert_eq!(report["triangles"], triangles);
     assert!(report["hits"].as_u64().unwrap() > 20_000, "{report}");
 }
+
+/// Bad input to `scree bench` is one clear error and exit code 2, before
+/// anything is traced: a file that is not a mesh, a mesh with a vertex
+/// that is not a number, and options out of range (no zero threads, which
+/// rayon would take as "one per core", and no hundred thousand of them).
+#[test]
+fn bench_refuses_bad_input() {
+    let (dir, _) = scene_dir("not-a-mesh.json", r#"{ "image": { "width": 8 } }"#);
+    std::fs::write(
+        dir.path().join("nan.obj"),
+        "v 0 0 0\nv 1 0 nan\nv 0 1 0\nf 1 2 3\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("index.obj"), "v 0 0 0\nf 1 2 3\n").unwrap();
+    let cases: [(&[&str], &str); 10] = [
+        (
+            &["--obj", "not-a-mesh.json"],
+            "not-a-mesh.json has no triangles",
+        ),
+        (&["--obj", "nan.obj"], "nan.obj: a vertex is not finite"),
+        (&["--obj", "index.obj"], "cannot read index.obj"),
+        (&["--obj", "missing.obj"], "cannot read missing.obj"),
+        (
+            &["--heightmap", "not-a-mesh.json"],
+            "cannot read not-a-mesh.json",
+        ),
+        (
+            &["--obj", "nan.obj", "--threads", "0"],
+            "'--threads <THREADS>': 0 is not in 1..=1024",
+        ),
+        (
+            &["--obj", "nan.obj", "--threads", "100000"],
+            "100000 is not in 1..=1024",
+        ),
+        (
+            &["--obj", "nan.obj", "--reps", "0"],
+            "'--reps <REPS>': 0 is not in 1..=1000",
+        ),
+        (
+            &["--obj", "nan.obj", "--extent", "-5"],
+            "must be above 0 and at most 1e7, got -5",
+        ),
+        (
+            &["--obj", "nan.obj", "--height", "nan"],
+            "must be between 0 and 1e6, got NaN",
+        ),
+    ];
+    for (args, message) in cases {
+        let mut all = vec!["bench", "--json"];
+        all.extend_from_slice(args);
+        let out = run_in(dir.path(), &all);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(message), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{args:?}: nothing on stdout");
+    }
+}
