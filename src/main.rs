@@ -953,10 +953,9 @@ fn progress_bar(quiet: bool) -> ProgressBar {
     bar
 }
 
-/// `scree bench`'s progress on standard error: a spinner while the mesh is
-/// read and the structure built (unmeasured and measured alike: it ticks on
-/// its own thread only until the build starts), then a bar over the
-/// passes, drawn between them.
+/// `scree bench`'s progress on standard error: a spinner, redrawn by its
+/// own thread while the file is read and the structure built, then a bar
+/// over the passes, drawn only between them ([`scree::bench::run`]).
 fn bench_progress(quiet: bool) -> ProgressBar {
     if quiet {
         return ProgressBar::hidden();
