@@ -159,11 +159,20 @@ struct MergeArgs {
 }
 
 fn elevation(s: &str) -> std::result::Result<f64, String> {
+    number_where(s, |v| (-90.0..=90.0).contains(&v), "between -90 and 90")
+}
+
+/// `s` as a number that `ok` accepts; the error says it must be `range`.
+fn number_where(
+    s: &str,
+    ok: impl Fn(f64) -> bool,
+    range: &str,
+) -> std::result::Result<f64, String> {
     let v: f64 = s.parse().map_err(|_| format!("`{s}` is not a number"))?;
-    if (-90.0..=90.0).contains(&v) {
+    if ok(v) {
         Ok(v)
     } else {
-        Err(format!("must be between -90 and 90, got {v}"))
+        Err(format!("must be {range}, got {v}"))
     }
 }
 
@@ -250,23 +259,13 @@ struct BenchArgs {
 /// A heightmap's side for `scree bench`: the range of a scene's
 /// `terrain.size`.
 fn extent(s: &str) -> std::result::Result<f32, String> {
-    let v: f32 = s.parse().map_err(|_| format!("`{s}` is not a number"))?;
-    if v > 0.0 && v <= 1e7 {
-        Ok(v)
-    } else {
-        Err(format!("must be above 0 and at most 1e7, got {v}"))
-    }
+    number_where(s, |v| v > 0.0 && v <= 1e7, "above 0 and at most 1e7").map(|v| v as f32)
 }
 
 /// A heightmap's full-range height for `scree bench`: the range of a
 /// scene's `terrain.height`.
 fn relief(s: &str) -> std::result::Result<f32, String> {
-    let v: f32 = s.parse().map_err(|_| format!("`{s}` is not a number"))?;
-    if (0.0..=1e6).contains(&v) {
-        Ok(v)
-    } else {
-        Err(format!("must be between 0 and 1e6, got {v}"))
-    }
+    number_where(s, |v| (0.0..=1e6).contains(&v), "between 0 and 1e6").map(|v| v as f32)
 }
 
 #[derive(clap::Args)]
@@ -329,21 +328,11 @@ struct DiffArgs {
 }
 
 fn unit_interval(s: &str) -> std::result::Result<f64, String> {
-    let v: f64 = s.parse().map_err(|_| format!("`{s}` is not a number"))?;
-    if (0.0..=1.0).contains(&v) {
-        Ok(v)
-    } else {
-        Err(format!("must be between 0 and 1, got {v}"))
-    }
+    number_where(s, |v| (0.0..=1.0).contains(&v), "between 0 and 1")
 }
 
 fn percentage(s: &str) -> std::result::Result<f64, String> {
-    let v: f64 = s.parse().map_err(|_| format!("`{s}` is not a number"))?;
-    if (0.0..=100.0).contains(&v) {
-        Ok(v)
-    } else {
-        Err(format!("must be between 0 and 100, got {v}"))
-    }
+    number_where(s, |v| (0.0..=100.0).contains(&v), "between 0 and 100")
 }
 
 #[derive(clap::Args)]
