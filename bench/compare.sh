@@ -19,6 +19,15 @@ scree=$root/target/release/scree
 mkdir -p bench/data bench/out
 [ -x bench/out/embree_bench ] ||
   gcc -O3 -march=native -fopenmp "$peers/embree_bench.c" -o bench/out/embree_bench -lembree3 -lm
+# The same program with Embree's robust (watertight) triangle test, as
+# scree's is: its checksums, not its rates, are what this run compares.
+if [ ! -x bench/out/embree_bench_robust ]; then
+  sed 's/^\( *\)rtcSetSceneBuildQuality(scene, quality);/&\n\1rtcSetSceneFlags(scene, RTC_SCENE_FLAG_ROBUST);/' \
+    "$peers/embree_bench.c" >bench/out/embree_bench_robust.c
+  grep -q RTC_SCENE_FLAG_ROBUST bench/out/embree_bench_robust.c ||
+    { echo "compare.sh: could not add the robust flag to embree_bench.c" >&2; exit 2; }
+  gcc -O3 -march=native -fopenmp bench/out/embree_bench_robust.c -o bench/out/embree_bench_robust -lembree3 -lm
+fi
 # The generator needs numpy: the first python3 on PATH that has it (a
 # pyenv python often lacks it where Debian's python3-numpy is installed).
 python=
@@ -38,6 +47,9 @@ for size in "${sizes[@]}"; do
   echo "--- Embree (single rays)"
   out/embree_bench "data/terrain_$size.obj" --quality medium --threads 1,2 --reps 3 2>&1 |
     grep -E "RESULT|peak RSS"
+  echo "--- Embree, robust test (checksums)"
+  out/embree_bench_robust "data/terrain_$size.obj" --quality medium --threads 2 --reps 1 2>&1 |
+    grep RESULT | grep -oE "hits=[0-9]+ occluded=[0-9]+"
   echo "--- POV-Ray frame"
   /usr/bin/time -f "wall %e s, peak RSS %M KiB" povray +Iout/terrain.pov +W1920 +H1080 -D -A +FP \
     File_Gamma=1.0 +WT2 "+Oout/pov_$size.ppm" "Declare=SIZE=$size" 2>&1 | grep -E "Trace Time|wall"
@@ -53,5 +65,8 @@ echo "=== rock field: scenes/boulder-field.json's 400 rocks as one mesh"
 "$scree" terrain ../scenes/boulder-field.json --rocks-obj data/rocks.obj -q
 echo "--- Embree (single rays)"
 out/embree_bench data/rocks.obj --quality medium --threads 1,2 --reps 3 2>&1 | grep -E "RESULT|peak RSS"
+echo "--- Embree, robust test (checksums)"
+out/embree_bench_robust data/rocks.obj --quality medium --threads 2 --reps 1 2>&1 |
+  grep RESULT | grep -oE "hits=[0-9]+ occluded=[0-9]+"
 echo "--- scree bench, BVH"
 "$scree" bench --obj data/rocks.obj --json
