@@ -28,6 +28,15 @@ if [ ! -x bench/out/embree_bench_robust ]; then
     { echo "compare.sh: could not add the robust flag to embree_bench.c" >&2; exit 2; }
   gcc -O3 -march=native -fopenmp bench/out/embree_bench_robust.c -o bench/out/embree_bench_robust -lembree3 -lm
 fi
+# Embree's figures for a mesh (single rays, 1 and 2 threads), then the
+# robust copy's checksums.
+embree() {
+  echo "--- Embree (single rays)"
+  out/embree_bench "$1" --quality medium --threads 1,2 --reps 3 2>&1 | grep -E "RESULT|peak RSS"
+  echo "--- Embree, robust test (checksums)"
+  out/embree_bench_robust "$1" --quality medium --threads 2 --reps 1 2>&1 |
+    grep RESULT | grep -oE "hits=[0-9]+ occluded=[0-9]+"
+}
 # The generator needs numpy: the first python3 on PATH that has it (a
 # pyenv python often lacks it where Debian's python3-numpy is installed).
 python=
@@ -44,12 +53,7 @@ cd bench
 cp "$peers/terrain.pov" out/terrain.pov
 for size in "${sizes[@]}"; do
   echo "=== $size² samples"
-  echo "--- Embree (single rays)"
-  out/embree_bench "data/terrain_$size.obj" --quality medium --threads 1,2 --reps 3 2>&1 |
-    grep -E "RESULT|peak RSS"
-  echo "--- Embree, robust test (checksums)"
-  out/embree_bench_robust "data/terrain_$size.obj" --quality medium --threads 2 --reps 1 2>&1 |
-    grep RESULT | grep -oE "hits=[0-9]+ occluded=[0-9]+"
+  embree "data/terrain_$size.obj"
   echo "--- POV-Ray frame"
   /usr/bin/time -f "wall %e s, peak RSS %M KiB" povray +Iout/terrain.pov +W1920 +H1080 -D -A +FP \
     File_Gamma=1.0 +WT2 "+Oout/pov_$size.ppm" "Declare=SIZE=$size" 2>&1 | grep -E "Trace Time|wall"
@@ -63,10 +67,6 @@ for size in "${sizes[@]}"; do
 done
 echo "=== rock field: scenes/boulder-field.json's 400 rocks as one mesh"
 "$scree" terrain ../scenes/boulder-field.json --rocks-obj data/rocks.obj -q
-echo "--- Embree (single rays)"
-out/embree_bench data/rocks.obj --quality medium --threads 1,2 --reps 3 2>&1 | grep -E "RESULT|peak RSS"
-echo "--- Embree, robust test (checksums)"
-out/embree_bench_robust data/rocks.obj --quality medium --threads 2 --reps 1 2>&1 |
-  grep RESULT | grep -oE "hits=[0-9]+ occluded=[0-9]+"
+embree data/rocks.obj
 echo "--- scree bench, BVH"
 "$scree" bench --obj data/rocks.obj --json

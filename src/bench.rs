@@ -417,23 +417,19 @@ pub struct Report {
     pub simd: &'static str,
 }
 
-/// Builds the acceleration structure over `geometry` and traces the
-/// workload `reps` times on one thread and on `threads` threads, taking
-/// turns; rates are medians.
+/// Builds the acceleration structure over `geometry` on `all` and traces
+/// the workload `reps` times on one thread and on all of `all`'s threads,
+/// taking turns; rates are medians.
 ///
 /// `progress` says what is happening: building, then each pass as it
 /// starts (a bar over the `2 · reps` passes, drawn only between them, so
 /// that no drawing runs while a pass is timed).
 pub fn run(
     geometry: Geometry,
-    threads: usize,
+    all: &rayon::ThreadPool,
     reps: usize,
     progress: &ProgressBar,
 ) -> Result<Report> {
-    let all = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .map_err(|e| Error::Usage(format!("cannot start threads: {e}")))?;
     let one = rayon::ThreadPoolBuilder::new()
         .num_threads(1)
         .build()
@@ -466,7 +462,7 @@ pub fn run(
     let mut rates = [[Vec::new(), Vec::new()], [Vec::new(), Vec::new()]];
     let mut counts = [None, None];
     for rep in 0..reps {
-        for (k, pool) in [&one, &all].into_iter().enumerate() {
+        for (k, pool) in [&one, all].into_iter().enumerate() {
             progress.set_message(format!(
                 "tracing {}/{reps}, {} thread{}",
                 rep + 1,
@@ -501,7 +497,7 @@ pub fn run(
         shadow_mrays: sn,
         hits: cn.hits,
         occluded: cn.occluded,
-        threads,
+        threads: all.current_num_threads(),
         triangles,
         simd: Isa::best().map_or("scalar", Isa::name),
     })

@@ -862,11 +862,8 @@ fn bench_command(args: BenchArgs) -> Result<ExitCode> {
         }
     };
     let load = t0.elapsed();
-    let threads = args.threads.map_or_else(
-        || std::thread::available_parallelism().map_or(1, |n| n.get()),
-        |t| t as usize,
-    );
-    let r = scree::bench::run(geometry, threads, args.reps as usize, &progress)?;
+    let all = thread_pool(args.threads)?;
+    let r = scree::bench::run(geometry, &all, args.reps as usize, &progress)?;
     progress.finish_and_clear();
     if args.json {
         say!(
@@ -930,30 +927,30 @@ fn thread_pool(threads: Option<u32>) -> Result<rayon::ThreadPool> {
 /// The progress bar on stderr (drawn only when stderr is a terminal), or a
 /// hidden one.
 fn progress_bar(quiet: bool) -> ProgressBar {
-    if quiet {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} {msg} [{bar:40}] {percent}% eta {eta}")
-            .expect("static template")
-            .progress_chars("=> "),
-    );
-    bar
+    stderr_progress(quiet, "{spinner} {msg} [{bar:40}] {percent}% eta {eta}")
 }
 
 /// `scree bench`'s progress on standard error: a spinner, redrawn by its
 /// own thread while the file is read and the structure built, then a bar
 /// over the passes, drawn only between them ([`scree::bench::run`]).
 fn bench_progress(quiet: bool) -> ProgressBar {
+    let bar = stderr_progress(quiet, "{spinner} {msg} {elapsed}");
+    bar.enable_steady_tick(std::time::Duration::from_millis(120));
+    bar
+}
+
+/// A progress display on stderr in `template` (drawn only when stderr is a
+/// terminal), or a hidden one.
+fn stderr_progress(quiet: bool, template: &str) -> ProgressBar {
     if quiet {
         return ProgressBar::hidden();
     }
     let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
     bar.set_style(
-        ProgressStyle::with_template("{spinner} {msg} {elapsed}").expect("static template"),
+        ProgressStyle::with_template(template)
+            .expect("static template")
+            .progress_chars("=> "),
     );
-    bar.enable_steady_tick(std::time::Duration::from_millis(120));
     bar
 }
 
