@@ -50,6 +50,8 @@ use rayon::prelude::*;
 
 use self::bundle::Hint;
 use super::bvh::Hit;
+#[cfg(target_arch = "x86_64")]
+use super::isa::Isa;
 use super::ray::{hit_sheared, shear_vertices, Aabb, Ray, CULL_SLACK, ROBUST_FAR};
 use crate::terrain::TerrainGrid;
 
@@ -346,17 +348,27 @@ impl HeightField {
 
     /// [`HeightField::set_eye`] for a camera that casts `camera_rays`
     /// rays, where the table pays for them; nothing otherwise. The table is
-    /// filled from every cell in view (about 25 ns of one thread a cell,
-    /// all in, at 2049² on the Zen 1 machine) and saves a camera ray 70–80
-    /// ns of its walk there, so it is worth it while the field has at most
-    /// three times as many cells as the camera has rays (the peer
-    /// workload's 2049² frame has 2.02: 0.77–0.83 s without the table
-    /// against 0.72–0.76 s with it; its 4097², 8.1, builds the table from
-    /// 2 × 2 blocks and traced slower with it).
+    /// filled from every cell in view and saves each camera ray part of its
+    /// walk, so it pays while the field has few enough cells per camera
+    /// ray ([`sight_pays`]).
     pub fn set_eye_where_it_pays(&mut self, eye: Vec3, directions: &[Vec3], camera_rays: usize) {
-        if (self.cols - 1) * (self.rows - 1) <= 3 * camera_rays {
+        if sight_pays(
+            (self.cols - 1) * (self.rows - 1),
+            camera_rays,
+            self.walk_lanes(),
+        ) {
             self.set_eye(eye, directions);
         }
+    }
+
+    /// How many rays a batch walks side by side here: 16 in AVX-512 lanes,
+    /// 8 in AVX2 lanes, 1 without either ([`HeightField::intersect_batch`]).
+    fn walk_lanes(&self) -> usize {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(isa) = lanes::isa().filter(|_| self.fits_lanes()) {
+            return if isa == Isa::Avx512 { 16 } else { 8 };
+        }
+        1
     }
 
     /// The horizon of block (level, i, j) of `light` (whose cone holds the
@@ -941,6 +953,23 @@ impl HeightField {
         }
         parts
     }
+}
+
+/// Whether a sight table over `cells` cells pays for `camera_rays` camera
+/// rays walked `lanes` at a time. Filling it costs about 25 ns of one
+/// thread a cell at 2049² on the Zen 1 machine (8 lanes), where it saved
+/// a camera ray 70–80 ns of its walk: it paid up to three cells a ray
+/// (the peer workload's 2049² frame has 2.02: 0.77–0.83 s without the
+/// table against 0.72–0.76 s with it; its 4097², 8.1, built the table
+/// from 2 × 2 blocks and traced slower with it). Sixteen lanes walk a ray
+/// in less time, so the table saves less: on the Xeon with AVX-512 its fill
+/// took 35 ms of the 2049² frame's two threads and saved about 25 ms of
+/// tracing (frames of 0.25–0.27 s without it against 0.27–0.28 s with it,
+/// six alternating runs each), and at 1025² (0.5 cells a ray) it was even.
+/// So it is built up to one cell a ray there.
+fn sight_pays(cells: usize, camera_rays: usize, lanes: usize) -> bool {
+    let cells_per_ray = if lanes >= 16 { 1 } else { 3 };
+    cells <= cells_per_ray * camera_rays
 }
 
 /// Blocks of `level` along z and x over a grid of `ch` × `cw` cells.

@@ -908,3 +908,28 @@ fn horizons_only_for_climbing_directions_off_the_axes() {
     let [_, top] = field.range(field.top, 0, 0);
     assert!(last >= top && last <= top + 1e-3, "{last} against {top}");
 }
+
+/// The sight table is built where its fill costs less than it saves: the
+/// peer workload's 1080p frame (2 073 600 camera rays) gets one over
+/// 1025² samples whatever the lanes, over 2049² only with eight lanes or
+/// fewer, and over 4097² never.
+#[test]
+fn sight_table_pays_by_cells_per_ray_and_lanes() {
+    let rays = 1920 * 1080;
+    for lanes in [1, 8, 16] {
+        assert!(sight_pays(1024 * 1024, rays, lanes), "1025², {lanes} lanes");
+        assert_eq!(
+            sight_pays(2048 * 2048, rays, lanes),
+            lanes < 16,
+            "2049², {lanes} lanes"
+        );
+        assert!(
+            !sight_pays(4096 * 4096, rays, lanes),
+            "4097², {lanes} lanes"
+        );
+        // The limits themselves.
+        let per_ray = if lanes == 16 { 1 } else { 3 };
+        assert!(sight_pays(per_ray * rays, rays, lanes));
+        assert!(!sight_pays(per_ray * rays + 1, rays, lanes));
+    }
+}
