@@ -224,12 +224,7 @@ mod tests {
     fn import_fingerprint() {
         // A 5 × 4 ramp image resampled to 9 × 7 and scaled to 10 units.
         let samples = (0..20).map(|k| (k * 3 % 17) as u16).collect();
-        let m = import::Imported {
-            width: 5,
-            height: 4,
-            samples,
-            full_scale: 16.0,
-        };
+        let m = import::Imported::new(5, 4, samples, 16.0);
         let r = Recipe {
             normalize: false,
             ..Recipe::new(Generator::Heightmap(Arc::new(m)), 9, 7, 10.0)
@@ -246,12 +241,7 @@ mod tests {
         // The direct route for an imported map with no post steps gives the
         // values of the general route (f64 resampling, then f32).
         let samples = (0..35).map(|k| (k * 7919 % 65536) as u16).collect();
-        let m = Arc::new(import::Imported {
-            width: 7,
-            height: 5,
-            samples,
-            full_scale: 65535.0,
-        });
+        let m = Arc::new(import::Imported::new(7, 5, samples, 65535.0));
         for (w, h) in [(7, 5), (13, 4)] {
             let r = Recipe {
                 normalize: false,
@@ -264,12 +254,7 @@ mod tests {
 
     #[test]
     fn imported_maps_scale_to_the_height_without_normalising() {
-        let m = import::Imported {
-            width: 2,
-            height: 2,
-            samples: vec![1, 2, 2, 3],
-            full_scale: 4.0,
-        };
+        let m = import::Imported::new(2, 2, vec![1, 2, 2, 3], 4.0);
         let r = Recipe {
             normalize: false,
             ..Recipe::new(Generator::Heightmap(Arc::new(m)), 2, 2, 8.0)
