@@ -226,9 +226,8 @@ fn decode_from<R: std::io::BufRead + std::io::Seek>(
             let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<(usize, Vec<u8>)>(1);
             let (empty_tx, empty_rx) = std::sync::mpsc::channel::<Vec<u8>>();
             let samples = &mut samples;
-            let scaled = scaled.as_mut();
+            let mut scaled = scaled.as_mut();
             scope.spawn(move || {
-                let mut scaled = scaled;
                 for (first, batch) in full_rx {
                     for (r, src) in batch.chunks_exact(stride).enumerate() {
                         let i = h - 1 - (first + r);
