@@ -358,7 +358,8 @@ fn validate_terrain(f: &TerrainFile, dir: &Path) -> Check<TerrainSettings> {
             // At the map's own size, unnormalised and without post steps,
             // the terrain's heights are the samples times `height`
             // (`terrain::generate`): made while the map is read.
-            let as_is = f.resolution.is_none() && f.normalize != Some(true) && f.post.is_empty();
+            let as_is = f.resolution.is_none()
+                && crate::terrain::scales_map_as_is(f.normalize.unwrap_or(false), &f.post);
             let map = crate::terrain::import::load_scaled(&full, as_is.then_some(height))
                 .map_err(|e| Invalid::new(format!("{g}.path"), e))?;
             let native = [map.width as u32, map.height as u32];

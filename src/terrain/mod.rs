@@ -68,12 +68,19 @@ impl Recipe {
     }
 }
 
+/// Whether an imported map's heights are its samples times the height,
+/// at the terrain's resolution: neither normalised nor post-processed.
+pub fn scales_map_as_is(normalize: bool, post: &[PostStep]) -> bool {
+    !normalize && post.is_empty()
+}
+
 /// Runs the recipe: generator, normalisation to [0, height] (imported maps
 /// are scaled by `height` instead), then the post-processing steps. A pure
 /// function of the recipe and the seed.
 pub fn generate(r: &Recipe, seed: u64) -> Heightmap {
     let [w, h] = r.resolution;
-    if let (Generator::Heightmap(m), false, true) = (&r.generator, r.normalize, r.post.is_empty()) {
+    if let (Generator::Heightmap(m), true) = (&r.generator, scales_map_as_is(r.normalize, &r.post))
+    {
         // Straight to f32, the values of the general path below without
         // its f64 copy of the grid (1 GiB at the largest resolution).
         return import::heights(m, w, h, r.height);

@@ -406,6 +406,14 @@ pub(super) fn isa() -> Option<Isa> {
     Isa::best().filter(|&isa| isa >= Isa::Avx2)
 }
 
+/// Rays [`walk`] walks side by side with `isa`.
+pub(super) fn width(isa: Isa) -> usize {
+    match isa {
+        Isa::Avx512 => Avx512::LANES,
+        Isa::Avx | Isa::Avx2 => Avx2::LANES,
+    }
+}
+
 /// The walk state of up to [`MAX_LANES`] lanes, one array per quantity
 /// (a vector of `S::LANES` lanes reads the first `S::LANES` of each).
 #[repr(C, align(64))]

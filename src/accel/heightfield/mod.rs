@@ -50,8 +50,6 @@ use rayon::prelude::*;
 
 use self::bundle::Hint;
 use super::bvh::Hit;
-#[cfg(target_arch = "x86_64")]
-use super::isa::Isa;
 use super::ray::{hit_sheared, shear_vertices, Aabb, Ray, CULL_SLACK, ROBUST_FAR};
 use crate::terrain::TerrainGrid;
 
@@ -365,10 +363,17 @@ impl HeightField {
     /// 8 in AVX2 lanes, 1 without either ([`HeightField::intersect_batch`]).
     fn walk_lanes(&self) -> usize {
         #[cfg(target_arch = "x86_64")]
-        if let Some(isa) = lanes::isa().filter(|_| self.fits_lanes()) {
-            return if isa == Isa::Avx512 { 16 } else { 8 };
+        if let Some(isa) = self.lanes_isa() {
+            return lanes::width(isa);
         }
         1
+    }
+
+    /// The instruction set a batch walks its lanes in, if any: the CPU's,
+    /// where the field's indices fit the lanes.
+    #[cfg(target_arch = "x86_64")]
+    fn lanes_isa(&self) -> Option<super::isa::Isa> {
+        lanes::isa().filter(|_| self.fits_lanes())
     }
 
     /// The horizon of block (level, i, j) of `light` (whose cone holds the
@@ -529,7 +534,7 @@ impl HeightField {
     fn batch<Q: Query>(&self, rays: &[Ray], t_max: &[f32], query: &mut Q) {
         assert_eq!(rays.len(), t_max.len(), "one t_max per ray");
         #[cfg(target_arch = "x86_64")]
-        if let Some(isa) = lanes::isa().filter(|_| self.fits_lanes()) {
+        if let Some(isa) = self.lanes_isa() {
             // SAFETY: the CPU runs `isa` and the field's indices fit in i32.
             #[allow(unsafe_code)]
             unsafe {
