@@ -516,9 +516,8 @@ mod tests {
         }
     }
 
-    /// Rows of eight camera rays (a render's patches hand over 4 × 2
-    /// blocks; rows are the harder case, spread wider)
-    /// over a field of tessellated rocks go down the top tree and into the
+    /// Rows of eight camera rays (wider apart than the 4 × 2 blocks a
+    /// render's Z-ordered patches hand over) over a field of tessellated rocks go down the top tree and into the
     /// rocks' BVHs as octets; each ray's hit and occlusion are bit for bit
     /// the single-ray answers, with and without a terrain under the rocks.
     #[test]

@@ -251,19 +251,24 @@ pub fn tile_count(width: u32, height: u32) -> u64 {
 pub const PATCH: u32 = 8;
 
 /// Where the k-th pixel of a patch lies in it, (column, row), in Z
-/// (Morton) order: the bits of k alternate between the column and the
-/// row, so any eight pixels in a row of the order are a 4 × 2 block, and
-/// any sixteen a 4 × 4 block.
+/// (Morton) order: bit b of the column is bit 2b of k, bit b of the row
+/// bit 2b + 1, so each run of eight pixels from a multiple of eight is a
+/// 4 × 2 block, and each run of sixteen a 4 × 4 block.
 const Z_ORDER: [(u32, u32); (PATCH * PATCH) as usize] = {
-    assert!(PATCH == 8, "the Z order is laid out for 8 × 8 patches");
+    assert!(
+        PATCH.is_power_of_two(),
+        "Z order needs a power-of-two patch"
+    );
     let mut order = [(0, 0); (PATCH * PATCH) as usize];
     let mut k = 0;
     while k < order.len() {
-        let k32 = k as u32;
-        order[k] = (
-            (k32 & 1) | (k32 >> 1 & 2) | (k32 >> 2 & 4),
-            (k32 >> 1 & 1) | (k32 >> 2 & 2) | (k32 >> 3 & 4),
-        );
+        let (mut x, mut y, mut b) = (0, 0, 0);
+        while b < PATCH.trailing_zeros() {
+            x |= ((k >> (2 * b)) & 1) << b;
+            y |= ((k >> (2 * b + 1)) & 1) << b;
+            b += 1;
+        }
+        order[k] = (x as u32, y as u32);
         k += 1;
     }
     order
