@@ -139,7 +139,8 @@ impl Builder {
     }
 
     /// Adds the terrain, traced through its grid hierarchy, with horizons
-    /// toward `light` (a direction and an angular radius: the sun's disc)
+    /// toward `light` (a direction, an angular radius: the sun's disc, and
+    /// about how many shadow rays go toward it)
     /// and sight lines from `eye` (the camera's eye, a sample of its ray
     /// directions, [`crate::camera::Camera::sight_sample`], and how many
     /// rays it casts) where they pay for themselves.
@@ -147,7 +148,7 @@ impl Builder {
         &mut self,
         grid: TerrainGrid,
         material: u16,
-        light: Option<(Vec3, f32)>,
+        light: Option<(Vec3, f32, usize)>,
         eye: Option<(Vec3, Vec<Vec3>, usize)>,
     ) {
         self.triangles += grid.triangle_count();
@@ -269,20 +270,23 @@ impl World {
             .as_ref()
             .map_or(Vec::new(), |s| scatter::scatter(&s.params, &grid));
         if options.terrain_grid {
+            let im = &scene.image;
+            let pixels = options
+                .traced_pixels
+                .unwrap_or(im.width as u64 * im.height as u64);
+            let camera_rays = (pixels * im.samples as u64) as usize;
             // Shadow rays go toward points of the sun's disc
-            // (`light::sun_probe`): the terrain keeps horizons for them.
-            let light = (scene.sun.direction, scene.sun.angular_radius);
+            // (`light::sun_probe`), at most one a camera ray: the terrain
+            // keeps horizons for them.
+            let light = (scene.sun.direction, scene.sun.angular_radius, camera_rays);
             b.terrain(
                 grid,
                 terrain_material,
                 Some(light),
-                scene.camera().sight_sample().map(|(eye, directions)| {
-                    let im = &scene.image;
-                    let pixels = options
-                        .traced_pixels
-                        .unwrap_or(im.width as u64 * im.height as u64);
-                    (eye, directions, (pixels * im.samples as u64) as usize)
-                }),
+                scene
+                    .camera()
+                    .sight_sample()
+                    .map(|(eye, directions)| (eye, directions, camera_rays)),
             );
         } else {
             let mesh = b.mesh(grid.to_mesh(ts.smooth));

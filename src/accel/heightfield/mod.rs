@@ -213,11 +213,13 @@ impl HeightField {
         HeightField::lit(grid, None)
     }
 
-    /// [`HeightField::new`], with horizons toward `light` (a direction and
-    /// an angular radius, as [`HeightField::set_light`] takes them) built
-    /// beside the blocks' neighbourhood peaks: both only read the levels,
-    /// and the horizons' finest level is one thread's sweep.
-    pub fn lit(grid: TerrainGrid, light: Option<(Vec3, f32)>) -> HeightField {
+    /// [`HeightField::new`], with horizons toward `light` (a direction, an
+    /// angular radius, as [`HeightField::set_light`] takes them, and about
+    /// how many shadow rays will go toward it) built beside the blocks'
+    /// neighbourhood peaks: both only read the levels, and the horizons'
+    /// finest level is one thread's sweep, so it starts where it pays for
+    /// those rays (`horizon`).
+    pub fn lit(grid: TerrainGrid, light: Option<(Vec3, f32, usize)>) -> HeightField {
         let (cols, rows) = (grid.heights.width, grid.heights.height);
         assert!(cols >= 2 && rows >= 2, "a terrain has at least 2×2 samples");
         let xs: Vec<f32> = (0..cols).map(|j| grid.position(0, j).x).collect();
@@ -314,7 +316,11 @@ impl HeightField {
         };
         let (peaks, light) = rayon::join(
             || field.neighbourhood_peaks(),
-            || light.and_then(|(dir, radius)| field.horizon(dir, radius)),
+            || {
+                light.and_then(|(dir, radius, rays)| {
+                    field.horizon_from(dir, radius, field.finest_horizon_level(rays))
+                })
+            },
         );
         field.peaks = peaks;
         field.light = light;

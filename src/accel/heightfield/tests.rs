@@ -689,9 +689,10 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 
     /// With horizons toward a light (a point, or a disc up to 6° across),
-    /// shadow rays toward it (from the surface, and from anywhere) and
-    /// rays in other directions get exactly brute force's occlusion, one
-    /// at a time and in every copy of the lanes.
+    /// from level 1 or a coarser one up, shadow rays toward it (from the
+    /// surface, and from anywhere) and rays in other directions get
+    /// exactly brute force's occlusion, one at a time and in every copy of
+    /// the lanes.
     #[test]
     fn light_horizons_keep_every_answer(
         (w, h, data) in (2usize..48, 2usize..48).prop_flat_map(|(w, h)| {
@@ -702,11 +703,12 @@ proptest! {
         radius in prop_oneof![Just(0.0f32), 0.0f32..0.05],
         points in prop::collection::vec((-0.5f32..0.5, -0.5f32..0.5, 0.0f32..1.0, 0.0f32..1.0, 0.0f32..1.0), 40),
         others in prop::collection::vec(ray_strategy(15.0), 8),
+        from_level in 1u32..4,
     ) {
         let g = grid(w, h, data, [size.0, size.1]);
         let axis = light(elevation, azimuth);
         let mut field = HeightField::build(&g);
-        field.set_light(axis, radius);
+        field.light = field.horizon_from(axis, radius, from_level);
         let mesh = g.to_mesh(false);
         let mut rays: Vec<(Ray, f32)> = points
             .iter()
@@ -800,7 +802,7 @@ fn lit_fields_are_built_then_lit_fields() {
     let (w, h) = (70, 45);
     let g = grid(w, h, hashed_heights(w, h, 5, 0.0, 8.0), [30.0, 20.0]);
     for (dir, radius) in [(light(0.5, 2.2), 0.0), (light(0.3, 5.5), 0.02)] {
-        let lit = HeightField::lit(g.clone(), Some((dir, radius)));
+        let lit = HeightField::lit(g.clone(), Some((dir, radius, usize::MAX)));
         let mut plain = HeightField::new(g.clone());
         assert!(plain.light.is_none());
         plain.set_light(dir, radius);
@@ -810,6 +812,42 @@ fn lit_fields_are_built_then_lit_fields() {
         assert_eq!((a.from_level, &a.values), (b.from_level, &b.values));
     }
     assert!(HeightField::lit(g, None).light.is_none());
+}
+
+/// The finest level with horizons is the first with no more blocks than
+/// the shadow rays, and a field lit for fewer rays keeps the same
+/// horizons on the levels it has.
+#[test]
+fn horizons_start_where_their_blocks_are_no_more_than_the_rays() {
+    let n = 1025; // levels 1, 2, 3 of 512², 256², 128² blocks, root 10
+    let field = HeightField::build(&grid(
+        n,
+        n,
+        hashed_heights(n, n, 3, 0.0, 9.0),
+        [100.0, 100.0],
+    ));
+    assert_eq!(field.top, 10);
+    for (rays, level) in [
+        (usize::MAX, 1),
+        (512 * 512, 1),
+        (512 * 512 - 1, 2),
+        (256 * 256, 2),
+        (128 * 128 - 1, 4),
+        (1, 10),
+        (0, 10),
+    ] {
+        assert_eq!(field.finest_horizon_level(rays), level, "{rays} rays");
+    }
+    let (dir, radius) = (light(0.4, 2.2), 0.0);
+    let all = field.horizon(dir, radius).expect("horizons");
+    let lit = HeightField::lit(
+        grid(n, n, hashed_heights(n, n, 3, 0.0, 9.0), [100.0, 100.0]),
+        Some((dir, radius, 100_000)),
+    );
+    let some = lit.light.expect("horizons");
+    assert_eq!(some.from_level, 2);
+    let skipped = field.level_base[2] - field.level_base[1];
+    assert_eq!(some.values, all.values[skipped..]);
 }
 
 /// Horizons reach down to level 1, and a plane's are its height (plus the
