@@ -86,6 +86,14 @@ impl Ray {
         }
     }
 
+    /// Every field of the ray, as bits (for tests that check two ways of
+    /// setting rays up give the same ones).
+    #[cfg(test)]
+    pub(crate) fn bits(&self) -> ([u32; 12], u8) {
+        let v = [self.origin, self.dir, self.inv_dir, self.shear];
+        (std::array::from_fn(|k| v[k / 3][k % 3].to_bits()), self.kz)
+    }
+
     /// This ray moved to start at `origin` (the same direction, so the same
     /// reciprocal and shear): `Ray::new(origin, self.dir)` without its
     /// divisions, for the many rays toward one light.
@@ -298,10 +306,8 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    /// Every field of a ray, as bits.
     fn bits(r: &Ray) -> ([u32; 12], u8) {
-        let v = [r.origin, r.dir, r.inv_dir, r.shear];
-        (std::array::from_fn(|k| v[k / 3][k % 3].to_bits()), r.kz)
+        r.bits()
     }
 
     /// `Ray::extend_new` against `Ray::new` ray by ray, bit for bit.

@@ -332,3 +332,47 @@ fn orthographic_rays_are_parallel() {
     let right = c.ray(320.0, 80.0).unwrap().origin;
     assert!(((right - left).length() - 30.0).abs() < 1e-4);
 }
+
+/// The rays `rays_into` sets up for a batch are bit for bit those of
+/// `ray`, point by point, for every projection: perspective batches (of
+/// any length, across the batch size) and the rest one by one, points
+/// outside the image and background included.
+#[test]
+fn batched_rays_are_the_rays_one_by_one() {
+    let mut projections = all_projections();
+    projections.extend(
+        [1.0f32, 30.0, 90.0, 150.0].map(|deg| Projection::Perspective {
+            fov: deg.to_radians(),
+        }),
+    );
+    for p in projections {
+        for (w, h) in [(320, 160), (7, 300), (1920, 1080)] {
+            let c = Camera::new(
+                Vec3::new(1.0, 2.0, -3.0),
+                Vec3::new(4.0, 1.0, 5.0),
+                Vec3::Y,
+                p,
+                w,
+                h,
+            );
+            for n in [0usize, 1, 15, 16, 17, 100] {
+                let points: Vec<[f32; 2]> = (0..n)
+                    .map(|k| {
+                        let k = k as f32;
+                        [
+                            (k * 37.31 % (w as f32 + 8.0)) - 4.0,
+                            (k * 11.7 % (h as f32 + 6.0)) - 3.0 + 0.125,
+                        ]
+                    })
+                    .collect();
+                let (mut has, mut rays) = (Vec::new(), Vec::new());
+                c.rays_into(&points, &mut has, &mut rays);
+                let single: Vec<Option<Ray>> = points.iter().map(|&[x, y]| c.ray(x, y)).collect();
+                assert_eq!(has, single.iter().map(Option::is_some).collect::<Vec<_>>());
+                let expected: Vec<_> = single.iter().flatten().map(Ray::bits).collect();
+                let batched: Vec<_> = rays.iter().map(Ray::bits).collect();
+                assert_eq!(batched, expected, "{p:?} {w}×{h}, {n} points");
+            }
+        }
+    }
+}
