@@ -69,7 +69,7 @@ impl Accel {
     fn build(geometry: Geometry) -> Accel {
         match geometry {
             Geometry::Grid(g) => {
-                let mut field = HeightField::lit(g, Some((sun(), 0.0, (WIDTH * HEIGHT) as usize)));
+                let mut field = HeightField::lit(g, Some((sun(), 0.0)), (WIDTH * HEIGHT) as usize);
                 if let Some((eye, directions)) = workload_camera().sight_sample() {
                     field.set_eye_where_it_pays(eye, &directions, (WIDTH * HEIGHT) as usize);
                 }

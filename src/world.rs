@@ -139,22 +139,22 @@ impl Builder {
     }
 
     /// Adds the terrain, traced through its grid hierarchy, with horizons
-    /// toward `light` (a direction, an angular radius: the sun's disc, and
-    /// about how many shadow rays go toward it)
-    /// and sight lines from `eye` (the camera's eye, a sample of its ray
-    /// directions, [`crate::camera::Camera::sight_sample`], and how many
-    /// rays it casts) where they pay for themselves.
+    /// toward `light` (a direction and an angular radius: the sun's disc)
+    /// and sight lines from `eye` (the camera's eye and a sample of its ray
+    /// directions, [`crate::camera::Camera::sight_sample`]), each where it
+    /// pays for the `rays` camera rays (and at most as many shadow rays).
     fn terrain(
         &mut self,
         grid: TerrainGrid,
         material: u16,
-        light: Option<(Vec3, f32, usize)>,
-        eye: Option<(Vec3, Vec<Vec3>, usize)>,
+        light: Option<(Vec3, f32)>,
+        eye: Option<(Vec3, Vec<Vec3>)>,
+        rays: usize,
     ) {
         self.triangles += grid.triangle_count();
         let t0 = Instant::now();
-        let mut field = HeightField::lit(grid, light);
-        if let Some((eye, directions, rays)) = eye {
+        let mut field = HeightField::lit(grid, light, rays);
+        if let Some((eye, directions)) = eye {
             field.set_eye_where_it_pays(eye, &directions, rays);
         }
         self.objects.push(Object::Terrain(Box::new(field)));
@@ -278,15 +278,13 @@ impl World {
             // Shadow rays go toward points of the sun's disc
             // (`light::sun_probe`), at most one a camera ray: the terrain
             // keeps horizons for them.
-            let light = (scene.sun.direction, scene.sun.angular_radius, camera_rays);
+            let light = (scene.sun.direction, scene.sun.angular_radius);
             b.terrain(
                 grid,
                 terrain_material,
                 Some(light),
-                scene
-                    .camera()
-                    .sight_sample()
-                    .map(|(eye, directions)| (eye, directions, camera_rays)),
+                scene.camera().sight_sample(),
+                camera_rays,
             );
         } else {
             let mesh = b.mesh(grid.to_mesh(ts.smooth));
@@ -391,7 +389,7 @@ impl World {
         } else {
             Vec::new()
         };
-        b.terrain(grid, m, None, None);
+        b.terrain(grid, m, None, None, usize::MAX);
         b.finish(normals, Vec::new(), 0, Duration::ZERO)
     }
 

@@ -148,11 +148,12 @@ impl HeightField {
                 return (t > 0.0).then_some((t, level));
             }
             let high = self.peaks[self.level_base[level as usize]
+                - self.level_base[self.peaks_from as usize]
                 + block.i * self.level_cols[level as usize]
                 + block.j];
             if y(t).min(y(t_exit)) - r <= high + slack(t_exit) {
                 // Not clear: closer in, or stop where it is too wide to.
-                if level == 1 || r > side(level - 1) {
+                if level == self.peaks_from || r > side(level - 1) {
                     return (t > 0.0).then_some((t, level));
                 }
                 block = self.child(&ray, t, block);

@@ -155,21 +155,27 @@ impl HeightField {
         self.horizon_from(axis, radius, 1)
     }
 
-    /// The finest level whose horizons pay for `rays` shadow rays: the
-    /// first from 1 up with no more blocks than rays (the root's at most).
+    /// The finest level whose horizons and neighbourhood peaks pay for
+    /// `rays` camera rays (and as many shadow rays at most): the first
+    /// from 1 up with no more blocks than rays (the root's at most).
     ///
-    /// A level's sweep is one thread's, about 7 ns a block on the Zen 4
+    /// A horizon sweep is one thread's, about 7 ns a block on the Zen 4
     /// machine, and the finest level's is the build's longest step; what
     /// it saves grows with the rays that stop on it. On the peer workload
     /// (2.07 M camera rays, 1.6-1.7 M shadow rays), starting at level 2
     /// instead of 1 cost 1025²'s frame 10 ms of tracing (0.262 M level-1
     /// blocks), was even at 2049² (1.05 M), and at 4097² (4.19 M) saved
     /// 14-20 ms of build for no shadow ray slower: 9.4 / 18.5 Mrays/s (1
-    /// / 2 threads) either way, alternating in `scree bench`.
-    pub(super) fn finest_horizon_level(&self, rays: usize) -> u32 {
+    /// / 2 threads) either way, alternating in `scree bench`. A bundle's
+    /// cone stops descending once it is wider than a block, and with more
+    /// blocks than rays it is wider than a level-1 block's neighbourhood
+    /// before it gets there; the level-1 peaks were three quarters of the
+    /// peaks' 21 ms at 4097².
+    pub(super) fn finest_level_paying(&self, rays: usize) -> u32 {
         (1..self.top)
             .find(|&k| self.level_rows[k as usize] * self.level_cols[k as usize] <= rays)
             .unwrap_or(self.top)
+            .max(1)
     }
 
     /// [`HeightField::horizon`] for the blocks of levels `from_level` (1 or

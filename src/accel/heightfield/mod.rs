@@ -67,10 +67,12 @@ pub struct HeightField {
     data: Vec<f32>,
     /// Where the hierarchy starts in `data`.
     ranges_at: usize,
-    /// For each block of levels 1 and up (indexed as the ranges), the
-    /// highest height under it and its eight neighbours: what a bundle's
-    /// cone checks (`bundle`).
+    /// For each block of levels `peaks_from` and up (indexed as the ranges
+    /// less the start of level `peaks_from`), the highest height under it
+    /// and its eight neighbours: what a bundle's cone checks (`bundle`).
     peaks: Vec<f32>,
+    /// The finest level with peaks, where a cone stops descending.
+    peaks_from: u32,
     /// x of each column, as the mesh places it.
     xs: Vec<f32>,
     /// z of each row, as the mesh places it.
@@ -210,16 +212,16 @@ impl HeightField {
     /// Builds the hierarchy over `grid`, keeping its heights (the levels
     /// are appended to them), in one pass per level.
     pub fn new(grid: TerrainGrid) -> HeightField {
-        HeightField::lit(grid, None)
+        HeightField::lit(grid, None, usize::MAX)
     }
 
-    /// [`HeightField::new`], with horizons toward `light` (a direction, an
-    /// angular radius, as [`HeightField::set_light`] takes them, and about
-    /// how many shadow rays will go toward it) built beside the blocks'
-    /// neighbourhood peaks: both only read the levels, and the horizons'
-    /// finest level is one thread's sweep, so it starts where it pays for
-    /// those rays (`horizon`).
-    pub fn lit(grid: TerrainGrid, light: Option<(Vec3, f32, usize)>) -> HeightField {
+    /// [`HeightField::new`] for about `rays` camera rays (and at most as
+    /// many shadow rays), with horizons toward `light` (a direction and an
+    /// angular radius, as [`HeightField::set_light`] takes them) built
+    /// beside the blocks' neighbourhood peaks: both only read the levels.
+    /// Each starts at the finest level that pays for the rays
+    /// ([`HeightField::finest_level_paying`]).
+    pub fn lit(grid: TerrainGrid, light: Option<(Vec3, f32)>, rays: usize) -> HeightField {
         let (cols, rows) = (grid.heights.width, grid.heights.height);
         assert!(cols >= 2 && rows >= 2, "a terrain has at least 2×2 samples");
         let xs: Vec<f32> = (0..cols).map(|j| grid.position(0, j).x).collect();
@@ -303,6 +305,7 @@ impl HeightField {
             data,
             ranges_at: n,
             peaks: Vec::new(),
+            peaks_from: 1,
             xs,
             zs,
             size,
@@ -314,15 +317,13 @@ impl HeightField {
             light: None,
             sight: None,
         };
+        let from = field.finest_level_paying(rays);
         let (peaks, light) = rayon::join(
-            || field.neighbourhood_peaks(),
-            || {
-                light.and_then(|(dir, radius, rays)| {
-                    field.horizon_from(dir, radius, field.finest_horizon_level(rays))
-                })
-            },
+            || field.neighbourhood_peaks(from),
+            || light.and_then(|(dir, radius)| field.horizon_from(dir, radius, from)),
         );
         field.peaks = peaks;
+        field.peaks_from = from;
         field.light = light;
         field
     }
@@ -914,14 +915,16 @@ fn first_level(heights: &[f32], cols: usize, level: &mut [[f32; 2]], level_cols:
 }
 
 impl HeightField {
-    /// The highest range maximum over each block of levels 1 to `top` and
-    /// its (up to) eight neighbours of the same level, indexed as the
-    /// ranges: per row, the column-wise maximum of the three rows around
+    /// The highest range maximum over each block of levels `from` (1 or
+    /// more) to `top` and its (up to) eight neighbours of the same level,
+    /// indexed as the ranges less the start of level `from`: per row, the column-wise maximum of the three rows around
     /// it, then of three columns of that.
-    fn neighbourhood_peaks(&self) -> Vec<f32> {
-        let mut peaks = Vec::with_capacity(self.level_base[self.top as usize] + 1);
+    fn neighbourhood_peaks(&self, from: u32) -> Vec<f32> {
+        let from = from.clamp(1, self.top.max(1));
+        let base = self.level_base[from as usize];
+        let mut peaks = Vec::with_capacity(self.level_base[self.top as usize] + 1 - base);
         peaks.par_extend(rayon::iter::repeat_n(f32::NEG_INFINITY, peaks.capacity()));
-        for (level, part) in self.split_by_level(&mut peaks, 1) {
+        for (level, part) in self.split_by_level(&mut peaks, from) {
             let k = level as usize;
             let (rows, cols) = (self.level_rows[k], self.level_cols[k]);
             let ranges = self.level_ranges(level);

@@ -241,12 +241,17 @@ fn check_sight(g: &TerrainGrid, rays: &[(Ray, f32)]) -> Result<usize, TestCaseEr
     Ok(started)
 }
 
-/// No ray of a bundle meets a triangle before the start its cone gave it:
-/// brute force over the mesh finds every hit at or after it. Returns how
-/// many rays enter the field's box, and how many of them got a start past
-/// their entry.
-fn check_hints(g: &TerrainGrid, rays: &[(Ray, f32)]) -> Result<(usize, usize), TestCaseError> {
-    let field = HeightField::build(g);
+/// No ray of a bundle meets a triangle before the start its cone gave it,
+/// in a field built for `built_for` camera rays (its peaks, where cones
+/// stop, from the level that pays for them): brute force over the mesh
+/// finds every hit at or after it. Returns how many rays enter the field's
+/// box, and how many of them got a start past their entry.
+fn check_hints(
+    g: &TerrainGrid,
+    rays: &[(Ray, f32)],
+    built_for: usize,
+) -> Result<(usize, usize), TestCaseError> {
+    let field = HeightField::lit(g.clone(), None, built_for);
     let mesh = g.to_mesh(false);
     let list: Vec<Ray> = rays.iter().map(|r| r.0).collect();
     let (mut entering, mut later) = (0, 0);
@@ -286,6 +291,7 @@ proptest! {
         target in (-1.0f32..1.0, -3.0f32..3.0, -1.0f32..1.0),
         fov in 5.0f32..90.0,
         patches in prop::collection::vec((0u32..7, 0u32..7), 3),
+        built_for in prop_oneof![Just(usize::MAX), 1usize..500],
     ) {
         let g = grid(w, h, data, [size.0, size.1]);
         let origin = Vec3::new(origin.0, origin.1, origin.2);
@@ -293,8 +299,8 @@ proptest! {
         prop_assume!((target - origin).normalize().y.abs() < 0.99);
         let patches: Vec<(u32, u32)> = patches.iter().map(|&(x, y)| (x * 8, y * 8)).collect();
         let rays = camera_patches(origin, target, fov, 64, &patches);
-        check_hints(&g, &rays)?;
-        check_batches(&HeightField::build(&g), &rays)?;
+        check_hints(&g, &rays, built_for)?;
+        check_batches(&HeightField::lit(g.clone(), None, built_for), &rays)?;
         check_sight(&g, &rays)?;
     }
 
@@ -459,7 +465,7 @@ fn camera_bundles_start_near_the_ground() {
         .collect();
     let origin = Vec3::new(0.0, 14.0, -26.0);
     let rays = camera_patches(origin, Vec3::new(0.0, 0.0, 4.0), 60.0, 1024, &patches);
-    let (entering, later) = check_hints(&g, &rays).unwrap();
+    let (entering, later) = check_hints(&g, &rays, usize::MAX).unwrap();
     assert!(
         later * 10 > entering * 9,
         "{later} of {entering} start later"
@@ -802,7 +808,7 @@ fn lit_fields_are_built_then_lit_fields() {
     let (w, h) = (70, 45);
     let g = grid(w, h, hashed_heights(w, h, 5, 0.0, 8.0), [30.0, 20.0]);
     for (dir, radius) in [(light(0.5, 2.2), 0.0), (light(0.3, 5.5), 0.02)] {
-        let lit = HeightField::lit(g.clone(), Some((dir, radius, usize::MAX)));
+        let lit = HeightField::lit(g.clone(), Some((dir, radius)), usize::MAX);
         let mut plain = HeightField::new(g.clone());
         assert!(plain.light.is_none());
         plain.set_light(dir, radius);
@@ -811,14 +817,14 @@ fn lit_fields_are_built_then_lit_fields() {
         let (a, b) = (lit.light.expect("horizons"), plain.light.expect("horizons"));
         assert_eq!((a.from_level, &a.values), (b.from_level, &b.values));
     }
-    assert!(HeightField::lit(g, None).light.is_none());
+    assert!(HeightField::lit(g, None, usize::MAX).light.is_none());
 }
 
-/// The finest level with horizons is the first with no more blocks than
-/// the shadow rays, and a field lit for fewer rays keeps the same
-/// horizons on the levels it has.
+/// The finest level with horizons and peaks is the first with no more
+/// blocks than the rays, and a field lit for fewer rays keeps the same
+/// horizons and peaks on the levels it has.
 #[test]
-fn horizons_start_where_their_blocks_are_no_more_than_the_rays() {
+fn horizons_and_peaks_start_where_their_blocks_are_no_more_than_the_rays() {
     let n = 1025; // levels 1, 2, 3 of 512², 256², 128² blocks, root 10
     let field = HeightField::build(&grid(
         n,
@@ -836,18 +842,23 @@ fn horizons_start_where_their_blocks_are_no_more_than_the_rays() {
         (1, 10),
         (0, 10),
     ] {
-        assert_eq!(field.finest_horizon_level(rays), level, "{rays} rays");
+        assert_eq!(field.finest_level_paying(rays), level, "{rays} rays");
     }
     let (dir, radius) = (light(0.4, 2.2), 0.0);
     let all = field.horizon(dir, radius).expect("horizons");
     let lit = HeightField::lit(
         grid(n, n, hashed_heights(n, n, 3, 0.0, 9.0), [100.0, 100.0]),
-        Some((dir, radius, 100_000)),
+        Some((dir, radius)),
+        100_000,
     );
-    let some = lit.light.expect("horizons");
-    assert_eq!(some.from_level, 2);
+    let some = lit.light.as_ref().expect("horizons");
+    assert_eq!((some.from_level, lit.peaks_from), (2, 2));
     let skipped = field.level_base[2] - field.level_base[1];
     assert_eq!(some.values, all.values[skipped..]);
+    assert_eq!(field.peaks_from, 1);
+    assert_eq!(lit.peaks, field.peaks[skipped..]);
+    let tiny = HeightField::build(&grid(2, 2, vec![0.0, 1.0, 2.0, 3.0], [1.0, 1.0]));
+    assert_eq!((tiny.top, tiny.finest_level_paying(0)), (0, 1));
 }
 
 /// Horizons reach down to level 1, and a plane's are its height (plus the
