@@ -306,10 +306,6 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn bits(r: &Ray) -> ([u32; 12], u8) {
-        r.bits()
-    }
-
     /// `Ray::extend_new` against `Ray::new` ray by ray, bit for bit.
     fn check_extend_new(dirs: &[Vec3]) {
         let origin = |k: usize| Vec3::new(k as f32, -(k as f32), 0.5);
@@ -321,7 +317,7 @@ mod tests {
             "appends one ray a direction"
         );
         for (k, (r, &d)) in together[1..].iter().zip(dirs).enumerate() {
-            assert_eq!(bits(r), bits(&Ray::new(origin(k), d)), "ray {k} along {d}");
+            assert_eq!(r.bits(), Ray::new(origin(k), d).bits(), "ray {k} along {d}");
         }
     }
 

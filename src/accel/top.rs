@@ -517,9 +517,10 @@ mod tests {
     }
 
     /// Rows of eight camera rays (wider apart than the 4 × 2 blocks a
-    /// render's Z-ordered patches hand over) over a field of tessellated rocks go down the top tree and into the
-    /// rocks' BVHs as octets; each ray's hit and occlusion are bit for bit
-    /// the single-ray answers, with and without a terrain under the rocks.
+    /// render's Z-ordered patches hand over) over a field of tessellated
+    /// rocks go down the top tree and into the rocks' BVHs as octets; each
+    /// ray's hit and occlusion are bit for bit the single-ray answers, with
+    /// and without a terrain under the rocks.
     #[test]
     fn octets_through_instances_match_single_rays() {
         let rock = crate::rock::object_mesh(&crate::rock::UvSphere::new(12, 24), None);

@@ -14,9 +14,6 @@ use glam::{DVec2, DVec3, Vec2, Vec3};
 use crate::accel::Ray;
 use crate::scene::{FisheyeCircle, FisheyeMapping};
 
-/// Perspective rays [`Camera::rays_into`] sets up at a time.
-const RAY_BATCH: usize = 16;
-
 /// How image coordinates (sx, sy) ∈ [−1, 1]² become ray directions.
 /// Angles are radians.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -187,10 +184,11 @@ impl Camera {
     /// [`Camera::ray`] for each of `points` (image points, pixels), in
     /// order: whether it has a ray appended to `has`, its ray (where it has
     /// one) to `rays`. Bit for bit the rays of [`Camera::ray`]. A
-    /// perspective camera's are set up many at a time: one by one, each
-    /// ray's square root and division waited on the last ray's (26 ns a
-    /// camera ray of the peer workload's frame, 12% of its tracing); in a
-    /// batch they overlap.
+    /// perspective camera's directions come from a loop of their own with
+    /// [`Camera::perspective_dir`] inlined, so that one ray's square root
+    /// and division overlap the next one's; one by one through
+    /// [`Camera::ray`], each waited on the last (26 ns a camera ray of the
+    /// peer workload's frame, 12% of its tracing).
     pub fn rays_into(&self, points: &[[f32; 2]], has: &mut Vec<bool>, rays: &mut Vec<Ray>) {
         if !matches!(self.projection, Projection::Perspective { .. }) {
             for &[px, py] in points {
@@ -201,45 +199,23 @@ impl Camera {
             return;
         }
         has.extend(std::iter::repeat_n(true, points.len()));
-        let mut dirs = Vec::with_capacity(points.len());
-        for batch in points.chunks(RAY_BATCH) {
-            self.perspective_dirs(batch, &mut dirs);
-        }
+        let dirs: Vec<Vec3> = points
+            .iter()
+            .map(|&[px, py]| {
+                let s = self.to_screen(DVec2::new(px as f64, py as f64));
+                self.perspective_dir(s).as_vec3()
+            })
+            .collect();
         let origin = self.position.as_vec3();
         Ray::extend_new(rays, |_| origin, &dirs);
     }
 
-    /// The unit directions of a perspective camera's rays through `points`
-    /// (at most [`RAY_BATCH`]), appended to `out`: [`Camera::ray_f64`]'s
-    /// operations in its order (`to_screen`, `f + sx·t·r + sy·tv·u`, then
-    /// glam's `normalize`: times 1 / √((x² + y²) + z²)), a step at a time
-    /// over the batch, and rounded to f32.
-    fn perspective_dirs(&self, points: &[[f32; 2]], out: &mut Vec<Vec3>) {
-        debug_assert!(points.len() <= RAY_BATCH);
-        let (w, h) = (self.width as f64, self.height as f64);
+    /// A perspective camera's unit direction through screen point `s`:
+    /// normalize(f + sx·t·r + sy·(t/A)·u).
+    #[inline(always)]
+    fn perspective_dir(&self, s: DVec2) -> DVec3 {
         let (t, tv) = (self.tan_half_fov, self.tan_half_fov_vertical);
-        let (r, u, f) = (self.right, self.up, self.forward);
-        let mut d = [[0.0f64; RAY_BATCH]; 3];
-        for (k, &[px, py]) in points.iter().enumerate() {
-            let a = (2.0 * px as f64 / w - 1.0) * t;
-            let b = (1.0 - 2.0 * py as f64 / h) * tv;
-            d[0][k] = f.x + a * r.x + b * u.x;
-            d[1][k] = f.y + a * r.y + b * u.y;
-            d[2][k] = f.z + a * r.z + b * u.z;
-        }
-        let mut scale = [0.0f64; RAY_BATCH];
-        for (k, s) in scale.iter_mut().enumerate() {
-            let (x, y, z) = (d[0][k], d[1][k], d[2][k]);
-            *s = 1.0 / (x * x + y * y + z * z).sqrt();
-        }
-        out.extend((0..points.len()).map(|k| {
-            let s = scale[k];
-            Vec3::new(
-                (d[0][k] * s) as f32,
-                (d[1][k] * s) as f32,
-                (d[2][k] * s) as f32,
-            )
-        }));
+        (self.forward + s.x * t * self.right + s.y * tv * self.up).normalize()
     }
 
     /// The eye and a sample of the ray directions over the whole image
@@ -269,10 +245,7 @@ impl Camera {
         let (r, u, f) = (self.right, self.up, self.forward);
         let a = self.aspect;
         let dir = match self.projection {
-            Projection::Perspective { .. } => {
-                let (t, tv) = (self.tan_half_fov, self.tan_half_fov_vertical);
-                (f + s.x * t * r + s.y * tv * u).normalize()
-            }
+            Projection::Perspective { .. } => self.perspective_dir(s),
             Projection::Orthographic { width } => {
                 let w = width as f64;
                 let origin = self.position + s.x * w * 0.5 * r + s.y * w / (2.0 * a) * u;

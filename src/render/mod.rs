@@ -357,22 +357,20 @@ fn render_tile(
     // Every sample of every pixel, patch by patch (pixel, then sample),
     // whether the projection gives it a camera ray, and those rays.
     let count = (tile.width() * tile.height() * n) as usize;
-    let mut pixels_of = Vec::with_capacity(count);
+    let mut samples = Vec::with_capacity(count);
     let mut points = Vec::with_capacity(count);
     for (x, y) in patch_order(tile) {
         for s in 0..n {
             let (jx, jy) = sampler::sample_offset(seed, pixel_index(x, y), s, n);
-            pixels_of.push((x, y, s));
+            samples.push((x, y, s, false));
             points.push([x as f32 + jx, y as f32 + jy]);
         }
     }
     let (mut has_ray, mut rays) = (Vec::with_capacity(count), Vec::with_capacity(count));
     camera.rays_into(&points, &mut has_ray, &mut rays);
-    let samples: Vec<(u32, u32, u32, bool)> = pixels_of
-        .iter()
-        .zip(&has_ray)
-        .map(|(&(x, y, s), &has)| (x, y, s, has))
-        .collect();
+    for (sample, has) in samples.iter_mut().zip(has_ray) {
+        sample.3 = has;
+    }
     let hits = world.intersect_batch(&rays);
 
     // The secondary rays the shading of each hit asks about, in order.

@@ -916,11 +916,11 @@ fn first_level(heights: &[f32], cols: usize, level: &mut [[f32; 2]], level_cols:
 
 impl HeightField {
     /// The highest range maximum over each block of levels `from` (1 or
-    /// more) to `top` and its (up to) eight neighbours of the same level,
-    /// indexed as the ranges less the start of level `from`: per row, the column-wise maximum of the three rows around
-    /// it, then of three columns of that.
+    /// more, [`HeightField::finest_level_paying`]) to `top` and its (up to)
+    /// eight neighbours of the same level, indexed as the ranges less the
+    /// start of level `from`: per row, the column-wise maximum of the three
+    /// rows around it, then of three columns of that.
     fn neighbourhood_peaks(&self, from: u32) -> Vec<f32> {
-        let from = from.clamp(1, self.top.max(1));
         let base = self.level_base[from as usize];
         let mut peaks = Vec::with_capacity(self.level_base[self.top as usize] + 1 - base);
         peaks.par_extend(rayon::iter::repeat_n(f32::NEG_INFINITY, peaks.capacity()));
