@@ -242,13 +242,16 @@ impl HeightField {
             level_base[k] = total;
             total += level_rows[k] * level_cols[k];
         }
+        debug_assert_eq!(2 * total, ranges_len(cols, rows));
         // One array: the heights, then the (min, max) pairs of levels
         // 1..=top.
         let n = cols * rows;
         let size = grid.size;
         let mut data = grid.heights.data;
         // The ranges' room, zeroed in parallel: a serial `resize` spent
-        // 40-50 ms on the pages of a 4097² field's 44 MB of ranges.
+        // 40-50 ms on the pages of a 4097² field's 44 MB of ranges. An
+        // imported map's heights come with it, their pages already
+        // touched while the map inflated (`ranges_len`).
         data.reserve_exact(2 * total);
         data.par_extend(rayon::iter::repeat_n(0.0, 2 * total));
         let (heights, tail) = data.split_at_mut(n);
@@ -988,6 +991,23 @@ fn sight_pays(cells: usize, camera_rays: usize, lanes: usize) -> bool {
 
 /// Blocks of `level` along z and x over a grid of `ch` × `cw` cells.
 #[inline(always)]
+/// How many floats [`HeightField::new`] appends to a `cols` × `rows`
+/// grid's heights for the levels' ranges: a producer of heights that
+/// allocates this much more room up front (and touches its pages while it
+/// waits on other work) spares the build both the copy into a larger
+/// allocation and the first touch of the ranges' pages.
+pub fn ranges_len(cols: usize, rows: usize) -> usize {
+    let (cw, ch) = (cols.saturating_sub(1), rows.saturating_sub(1));
+    let mut total = 0;
+    let mut level = 1;
+    while level < usize::BITS && (1usize << (level - 1)) < cw.max(ch) {
+        let (r, c) = level_dims(ch, cw, level);
+        total += r * c;
+        level += 1;
+    }
+    2 * total
+}
+
 fn level_dims(ch: usize, cw: usize, level: u32) -> (usize, usize) {
     (
         (ch + (1 << level) - 1) >> level,

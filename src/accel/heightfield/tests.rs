@@ -982,3 +982,24 @@ fn sight_table_pays_by_cells_per_ray_and_lanes() {
         assert!(!sight_pays(per_ray * rays + 1, rays, lanes));
     }
 }
+
+#[test]
+fn ranges_len_is_what_the_build_appends() {
+    for (cols, rows) in [
+        (2, 2),
+        (3, 2),
+        (2, 9),
+        (5, 5),
+        (17, 33),
+        (129, 97),
+        (1025, 3),
+    ] {
+        let data: Vec<f32> = (0..cols * rows).map(|k| (k % 7) as f32).collect();
+        let field = HeightField::new(grid(cols, rows, data, [1.0, 1.0]));
+        assert_eq!(
+            field.data.len() - cols * rows,
+            ranges_len(cols, rows),
+            "{cols}×{rows}"
+        );
+    }
+}
