@@ -15,7 +15,7 @@ use std::sync::{Mutex, PoisonError};
 use rayon::prelude::*;
 use serde::Deserialize;
 
-use super::Heightmap;
+use super::{png_rows, Heightmap};
 use crate::accel::heightfield::ranges_len;
 
 /// Parameters of the heightmap importer.
@@ -112,13 +112,73 @@ pub fn load(path: &Path) -> Result<Imported, String> {
 }
 
 /// [`load`], and where `top` is given, [`heights`] at the map's own size
-/// and that scale made while the map is inflated: the first such call of
-/// [`heights`] takes them. Inflating is serial, and making the heights
-/// after it took 23 ms of a 4097² map's two threads; made by the thread
-/// that converts the rows, they cost nothing.
+/// and that scale made with the samples: the first such call of
+/// [`heights`] takes them. Made while the map is inflated, they cost one
+/// parallel pass instead of a separate one over the samples.
+///
+/// The image's first bytes say how large its inflated rows will be, so the
+/// other thread faults in the pages for them while this one reads the rest
+/// of the file: a 4097² map's 33 MB would otherwise cost inflating, which
+/// is serial, 10-15 ms.
 pub fn load_scaled(path: &Path, top: Option<f64>) -> Result<Imported, String> {
-    let file = crate::texture::open_image_file(path)?;
-    decode_from(std::io::BufReader::with_capacity(1 << 16, file), path, top)
+    use std::io::Read;
+    let mut file = crate::texture::open_image_file(path)?;
+    let size = file.metadata().map_or(0, |m| m.len());
+    let mut bytes = Vec::with_capacity(size.min(crate::texture::MAX_IMAGE_FILE) as usize);
+    let read = |file: &mut std::fs::File, bytes: &mut Vec<u8>, limit: u64| {
+        file.take(limit)
+            .read_to_end(bytes)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))
+    };
+    read(&mut file, &mut bytes, HEADER_BYTES as u64)?;
+    let rows = inflated_len(&bytes)
+        .filter(|&n| n <= MAX_DECODED_BYTES && png_rows::might_inflate_to(size as usize, n));
+    let (rest, rows) = rayon::join(
+        || read(&mut file, &mut bytes, crate::texture::MAX_IMAGE_FILE),
+        || rows.map(touched_bytes),
+    );
+    rest?;
+    decode_scaled(&bytes, path, top, rows)
+}
+
+/// The signature and the IHDR chunk's length, type and data, which the
+/// PNG format puts first.
+const HEADER_BYTES: usize = 8 + 8 + 13;
+
+/// The length of a PNG's inflated rows (filter bytes included) as its
+/// first [`HEADER_BYTES`] declare it, when the image is one [`png_rows`]
+/// reads: not interlaced, of 8 or 16 bits, gray with or without alpha.
+/// A hint only: [`decode_scaled`] checks the header.
+fn inflated_len(header: &[u8]) -> Option<usize> {
+    let ihdr = header.get(16..HEADER_BYTES)?;
+    let dim = |at: usize| u32::from_be_bytes([ihdr[at], ihdr[at + 1], ihdr[at + 2], ihdr[at + 3]]);
+    let (w, h, depth, color, interlace) = (dim(0), dim(4), ihdr[8], ihdr[9], ihdr[12]);
+    let channels = match color {
+        0 => 1,
+        4 => 2,
+        _ => return None,
+    };
+    let bpp = match depth {
+        8 => channels,
+        16 => 2 * channels,
+        _ => return None,
+    };
+    (interlace == 0).then_some(())?;
+    (w as usize)
+        .checked_mul(bpp)?
+        .checked_add(1)?
+        .checked_mul(h as usize)
+}
+
+/// `n` zeroed bytes whose every page has been written: faulted in.
+fn touched_bytes(n: usize) -> Vec<u8> {
+    let mut bytes = vec![0u8; n];
+    // Through `black_box`: a zero stored to freshly zeroed memory is one
+    // the compiler may drop.
+    for page in bytes.chunks_mut(4 * PAGE_FLOATS) {
+        *std::hint::black_box(&mut page[0]) = 0;
+    }
+    bytes
 }
 
 /// The most memory a heightmap's decoded pixels may take: room for the
@@ -127,35 +187,37 @@ pub fn load_scaled(path: &Path, top: Option<f64>) -> Result<Imported, String> {
 /// declares absurd dimensions.
 const MAX_DECODED_BYTES: usize = 2 << 30;
 
-/// Rows the decoder hands over at a time (see [`decode_from`]).
-const ROWS_PER_BATCH: usize = 64;
-
 /// Floats in a 4 KiB memory page: writing one float per this many touches
 /// every page of a range.
 const PAGE_FLOATS: usize = 1024;
 
 /// Decodes heightmap bytes (named `path` in messages).
 pub fn decode(bytes: &[u8], path: &Path) -> Result<Imported, String> {
-    decode_from(std::io::Cursor::new(bytes), path, None)
+    decode_scaled(bytes, path, None, None)
 }
 
-/// Decodes a heightmap read from `input` (named `path` in messages).
+/// Decodes a heightmap's PNG `bytes` (named `path` in messages), and given
+/// `top`, its heights (see [`load_scaled`]); the rows are inflated into
+/// `rows` if it has their length.
 ///
-/// Inflating the image is serial, and it is most of the work: 135 ms of a
-/// 4097² map. So the file is read as it is inflated rather than first
-/// whole, and the rows go in batches to a second thread, which flips them
-/// (the image's top row is the north edge, our row 0 the south) and keeps
-/// the gray channel as samples (and, given `top`, their heights: see
-/// [`load_scaled`]), while this one inflates the next batch. Interlaced
-/// images, rare for heightmaps, are decoded whole first.
-fn decode_from<R: std::io::BufRead + std::io::Seek>(
-    input: R,
+/// Inflating the image is serial, and it is most of the work: a 4097²
+/// map's zlib stream takes 75-80 ms of one thread in libdeflate
+/// ([`png_rows`]). Meanwhile the other thread faults in the pages of the
+/// samples, the heights and the terrain hierarchy's room after them (a
+/// 4097² map's 144 MB, which would cost the conversion and the build as
+/// much again); then the rows are unfiltered and converted in parallel:
+/// flipped (the image's top row is the north edge, our row 0 the south),
+/// the gray channel kept. Interlaced and 1-, 2- or 4-bit images, rare for
+/// heightmaps, are decoded by the `png` crate instead.
+fn decode_scaled(
+    bytes: &[u8],
     path: &Path,
     top: Option<f64>,
+    rows: Option<Vec<u8>>,
 ) -> Result<Imported, String> {
     let cannot = |e: &dyn std::fmt::Display| format!("cannot read {}: {e}", path.display());
     let mut decoder = png::Decoder::new_with_limits(
-        input,
+        std::io::Cursor::new(bytes),
         png::Limits {
             bytes: MAX_DECODED_BYTES,
         },
@@ -166,7 +228,7 @@ fn decode_from<R: std::io::BufRead + std::io::Seek>(
     let (color, depth) = reader.output_color_type();
     let info = reader.info();
     let (w, h) = (info.width as usize, info.height as usize);
-    let interlaced = info.interlaced;
+    let whole_bytes = !info.interlaced && info.bit_depth as u8 >= 8;
     let channels = match color {
         png::ColorType::Grayscale => 1,
         png::ColorType::GrayscaleAlpha => 2,
@@ -195,104 +257,92 @@ fn decode_from<R: std::io::BufRead + std::io::Seek>(
             )
         })?;
     let wide = depth == png::BitDepth::Sixteen;
-    let stride = reader
-        .output_line_size(w as u32)
-        .ok_or_else(|| cannot(&"rows too long"))?;
-    // Image row r (top first) to grid row h − 1 − r, gray channel only.
-    let gray = move |src: &[u8], out: &mut [u16]| {
+    let room = top.map(|_| ranges_len(w, h));
+    // The pixel rows, `pitch` bytes apart from `skip` bytes in, pixels
+    // of `bpp` bytes whose first one or two are the gray sample.
+    let (raw, pitch, skip, bpp, (mut samples, mut heights)) = if whole_bytes {
+        let data = png_rows::image_data(bytes).map_err(|e| cannot(&e))?;
+        // The samples as stored, before any alpha for a transparent colour.
+        let bpp = info.color_type.samples() * if wide { 2 } else { 1 };
+        let len = h * (w * bpp + 1);
+        if !png_rows::might_inflate_to(data.len(), len) {
+            return Err(cannot(&"the image data ends early"));
+        }
+        let mut raw = rows
+            .filter(|rows| rows.len() == len)
+            .unwrap_or_else(|| vec![0u8; len]);
+        let (inflated, buffers) = rayon::join(
+            || png_rows::inflate(&data, &mut raw),
+            || touched_buffers(w * h, room),
+        );
+        inflated.map_err(|e| cannot(&e))?;
+        png_rows::unfilter(&mut raw, w * bpp, bpp).map_err(|e| cannot(&e))?;
+        (raw, w * bpp + 1, 1, bpp, buffers)
+    } else {
+        let mut raw = vec![0u8; reader.output_buffer_size().unwrap_or(0)];
+        reader.next_frame(&mut raw).map_err(|e| cannot(&e))?;
+        let pitch = reader
+            .output_line_size(w as u32)
+            .ok_or_else(|| cannot(&"rows too long"))?;
+        let bpp = channels * if wide { 2 } else { 1 };
+        (raw, pitch, 0, bpp, touched_buffers(w * h, room))
+    };
+    let full_scale = if wide { 65535.0 } else { 255.0 };
+    // Grid row i is image row h − 1 − i.
+    let gray = |i: usize, out: &mut [u16]| {
+        let pixels = raw[(h - 1 - i) * pitch + skip..][..w * bpp].chunks_exact(bpp);
         if wide {
-            for (out, px) in out.iter_mut().zip(src.chunks_exact(2 * channels)) {
+            for (out, px) in out.iter_mut().zip(pixels) {
                 *out = u16::from_be_bytes([px[0], px[1]]);
             }
         } else {
-            for (out, px) in out.iter_mut().zip(src.chunks_exact(channels)) {
+            for (out, px) in out.iter_mut().zip(pixels) {
                 *out = px[0] as u16;
             }
         }
     };
-    let full_scale = if wide { 65535.0 } else { 255.0 };
-    let mut samples = vec![0u16; w * h];
-    // Its pages are first touched, and faulted in, by the converter. With
-    // room for the terrain hierarchy's ranges, whose pages the converter
-    // touches too: the build would spend 10-23 ms of a 4097² map's frame
-    // faulting them in, and the converter waits on the inflater anyway.
-    let mut scaled = top.filter(|_| !interlaced).map(|top| {
-        let mut heights = vec![0.0; w * h + ranges_len(w, h)];
-        heights.truncate(w * h);
-        Scaled { top, heights }
-    });
-    if interlaced {
-        let mut raw = vec![0u8; reader.output_buffer_size().unwrap_or(0)];
-        reader.next_frame(&mut raw).map_err(|e| cannot(&e))?;
-        samples.par_chunks_mut(w).enumerate().for_each(|(i, row)| {
-            gray(&raw[(h - 1 - i) * stride..][..stride], row);
-        });
-    } else {
-        let batch_bytes = ROWS_PER_BATCH * stride;
-        std::thread::scope(|scope| {
-            // Batches of inflated rows go to the converter and come back
-            // empty, so that two buffers serve the whole image.
-            let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<(usize, Vec<u8>)>(1);
-            let (empty_tx, empty_rx) = std::sync::mpsc::channel::<Vec<u8>>();
-            let samples = &mut samples;
-            let mut scaled = scaled.as_mut();
-            scope.spawn(move || {
-                // Of the heights' spare room, as many floats as the share
-                // of the image converted so far.
-                let mut touched = 0;
-                for (first, batch) in full_rx {
-                    for (r, src) in batch.chunks_exact(stride).enumerate() {
-                        let i = h - 1 - (first + r);
-                        let row = &mut samples[i * w..][..w];
-                        gray(src, row);
-                        // As `heights` makes them at the map's own size.
-                        if let Some(Scaled { top, heights }) = scaled.as_deref_mut() {
-                            for (out, &v) in heights[i * w..][..w].iter_mut().zip(&*row) {
-                                *out = (v as f64 / full_scale * *top) as f32;
-                            }
-                        }
-                    }
-                    if let Some(Scaled { heights, .. }) = scaled.as_deref_mut() {
-                        let spare = heights.spare_capacity_mut();
-                        let upto = spare.len() * (first + batch.len() / stride) / h;
-                        for page in spare[touched..upto].chunks_mut(PAGE_FLOATS) {
-                            page[0].write(0.0);
-                        }
-                        touched = upto;
-                    }
-                    // The decoder may have stopped on an error.
-                    let _ = empty_tx.send(batch);
+    let rows = samples.par_chunks_mut(w).enumerate();
+    match top {
+        // As `heights` makes them at the map's own size.
+        Some(top) => rows
+            .zip(heights.par_chunks_mut(w))
+            .for_each(|((i, row), heights)| {
+                gray(i, row);
+                for (out, &v) in heights.iter_mut().zip(&*row) {
+                    *out = (v as f64 / full_scale * top) as f32;
                 }
-            });
-            let mut spare = vec![vec![0u8; batch_bytes]; 2];
-            let mut first = 0;
-            while first < h {
-                let rows = ROWS_PER_BATCH.min(h - first);
-                let mut batch = spare
-                    .pop()
-                    .or_else(|| empty_rx.recv().ok())
-                    .expect("the converter returns every batch until the channel closes");
-                batch.resize(rows * stride, 0);
-                for row in batch.chunks_exact_mut(stride) {
-                    if reader.read_row(row).map_err(|e| cannot(&e))?.is_none() {
-                        return Err(cannot(&"the image data ends early"));
-                    }
-                }
-                full_tx
-                    .send((first, batch))
-                    .expect("the converter runs until the channel closes");
-                first += rows;
-            }
-            Ok(())
-        })?;
+            }),
+        None => rows.for_each(|(i, row)| gray(i, row)),
     }
     Ok(Imported {
         width: w,
         height: h,
         samples,
         full_scale,
-        scaled: Mutex::new(scaled),
+        scaled: Mutex::new(top.map(|top| Scaled { top, heights })),
     })
+}
+
+/// Room for `n` samples and, given `room` (floats for the terrain
+/// hierarchy's ranges after them), `n` heights, every page touched so that
+/// writing them later faults nothing in. Without `room`, no heights.
+fn touched_buffers(n: usize, room: Option<usize>) -> (Vec<u16>, Vec<f32>) {
+    let mut samples = vec![0u16; n];
+    for page in samples.chunks_mut(2 * PAGE_FLOATS) {
+        *std::hint::black_box(&mut page[0]) = 0;
+    }
+    let heights = match room {
+        Some(room) => {
+            let mut heights = vec![0.0f32; n + room];
+            for page in heights.chunks_mut(PAGE_FLOATS) {
+                *std::hint::black_box(&mut page[0]) = 0.0;
+            }
+            heights.truncate(n);
+            heights
+        }
+        None => Vec::new(),
+    };
+    (samples, heights)
 }
 
 /// The map resampled to `w` × `h` heights, `top` at full scale, rounded
@@ -642,6 +692,58 @@ mod tests {
             m.samples[0..5],
             [80, 81, 82, 83, 84],
             "grid row 0 is image row 8"
+        );
+    }
+
+    #[test]
+    fn the_header_hints_the_inflated_length_of_the_maps_it_inflates_whole() {
+        let header = |(w, h): (u32, u32), depth: u8, color: u8, interlace: u8| {
+            let mut bytes = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR".to_vec();
+            bytes.extend(w.to_be_bytes());
+            bytes.extend(h.to_be_bytes());
+            bytes.extend([depth, color, 0, 0, interlace]);
+            bytes
+        };
+        assert_eq!(inflated_len(&header((300, 200), 16, 0, 0)), Some(200 * 601));
+        assert_eq!(inflated_len(&header((300, 200), 8, 0, 0)), Some(200 * 301));
+        assert_eq!(
+            inflated_len(&header((300, 200), 16, 4, 0)),
+            Some(200 * 1201)
+        );
+        assert_eq!(inflated_len(&header((300, 200), 8, 4, 0)), Some(200 * 601));
+        // Colour, low bit depths and interlacing go through the png crate.
+        assert_eq!(inflated_len(&header((300, 200), 8, 2, 0)), None);
+        assert_eq!(inflated_len(&header((300, 200), 4, 0, 0)), None);
+        assert_eq!(inflated_len(&header((300, 200), 8, 0, 1)), None);
+        assert_eq!(inflated_len(&header((300, 200), 8, 0, 0)[..28]), None);
+        // As the file's first bytes say.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.png");
+        let img = image::ImageBuffer::from_fn(30, 20, |x, y| image::Luma([(x * 20 + y) as u16]));
+        image::DynamicImage::ImageLuma16(img).save(&path).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        assert_eq!(inflated_len(&bytes[..HEADER_BYTES]), Some(20 * 61));
+    }
+
+    #[test]
+    fn maps_whose_data_cannot_fill_their_size_are_refused_before_inflating() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.png");
+        // A header for 8000 × 8000 16-bit samples (128 MB): the four
+        // bytes of data would inflate to 4 KB at most.
+        let file = std::fs::File::create(&path).unwrap();
+        let mut enc = png::Encoder::new(file, 8000, 8000);
+        enc.set_color(png::ColorType::Grayscale);
+        enc.set_depth(png::BitDepth::Sixteen);
+        let mut writer = enc.write_header().unwrap();
+        writer
+            .write_chunk(png::chunk::IDAT, &[0x78, 0x9c, 0, 0])
+            .unwrap();
+        drop(writer);
+        let e = load_scaled(&path, Some(10.0)).unwrap_err();
+        assert_eq!(
+            e,
+            format!("cannot read {}: the image data ends early", path.display())
         );
     }
 
