@@ -989,8 +989,6 @@ fn sight_pays(cells: usize, camera_rays: usize, lanes: usize) -> bool {
     cells <= cells_per_ray * camera_rays
 }
 
-/// Blocks of `level` along z and x over a grid of `ch` × `cw` cells.
-#[inline(always)]
 /// How many floats [`HeightField::new`] appends to a `cols` × `rows`
 /// grid's heights for the levels' ranges: a producer of heights that
 /// allocates this much more room up front (and touches its pages while it
@@ -1008,6 +1006,8 @@ pub fn ranges_len(cols: usize, rows: usize) -> usize {
     2 * total
 }
 
+/// Blocks of `level` along z and x over a grid of `ch` × `cw` cells.
+#[inline(always)]
 fn level_dims(ch: usize, cw: usize, level: u32) -> (usize, usize) {
     (
         (ch + (1 << level) - 1) >> level,
