@@ -4,6 +4,7 @@
 # the figures of README's Performance table.
 #
 #   bench/compare.sh [SIZE ...]        (default: 1025 2049 4097)
+#   ROUNDS=N bench/compare.sh ...      (whole frames: N rounds each, default 3)
 #
 # Needs: python3 with numpy (the workload generator), libembree-dev and gcc
 # (Embree's program), povray. Generated files go to bench/data/.
@@ -51,19 +52,39 @@ for size in "${sizes[@]}"; do
 done
 cd bench
 cp "$peers/terrain.pov" out/terrain.pov
+# Whole frames, POV-Ray's and scree's taking turns for $ROUNDS rounds (3
+# unless set), so that a slow spell of the shared host falls on both; then
+# the medians of the wall times and their ratio. One frame each moved the
+# ratio by up to a third from run to run.
+rounds=${ROUNDS:-3}
+median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+frames() {
+  local size=$1 pov=() ours=() round line
+  for ((round = 1; round <= rounds; round++)); do
+    echo "--- POV-Ray frame, round $round"
+    line=$(/usr/bin/time -f "wall %e s, peak RSS %M KiB" povray +Iout/terrain.pov +W1920 +H1080 -D -A +FP \
+      File_Gamma=1.0 +WT2 "+Oout/pov_$size.ppm" "Declare=SIZE=$size" 2>&1 | grep -E "Trace Time|wall")
+    echo "$line"
+    pov+=("$(echo "$line" | sed -n 's/^wall \([0-9.]*\) s.*/\1/p')")
+    echo "--- scree frame, round $round"
+    line=$(/usr/bin/time -f "wall %e s, peak RSS %M KiB" "$scree" render "workload-$size.json" \
+      -o "out/scree_$size.png" 2>&1)
+    echo "$line"
+    ours+=("$(echo "$line" | sed -n 's/^wall \([0-9.]*\) s.*/\1/p')")
+  done
+  local p q
+  p=$(printf '%s\n' "${pov[@]}" | median)
+  q=$(printf '%s\n' "${ours[@]}" | median)
+  echo "--- frames, medians of $rounds: POV-Ray $p s, scree $q s: $(awk -v p="$p" -v q="$q" 'BEGIN {printf "%.1f", p / q}')x"
+}
 for size in "${sizes[@]}"; do
   echo "=== $size² samples"
   embree "data/terrain_$size.obj"
-  echo "--- POV-Ray frame"
-  /usr/bin/time -f "wall %e s, peak RSS %M KiB" povray +Iout/terrain.pov +W1920 +H1080 -D -A +FP \
-    File_Gamma=1.0 +WT2 "+Oout/pov_$size.ppm" "Declare=SIZE=$size" 2>&1 | grep -E "Trace Time|wall"
   echo "--- scree bench, grid"
   "$scree" bench --heightmap "data/terrain_$size.png" --json
   echo "--- scree bench, BVH"
   "$scree" bench --obj "data/terrain_$size.obj" --json
-  echo "--- scree frame"
-  /usr/bin/time -f "wall %e s, peak RSS %M KiB" "$scree" render "workload-$size.json" \
-    -o "out/scree_$size.png" 2>&1
+  frames "$size"
 done
 echo "=== rock field: scenes/boulder-field.json's 400 rocks as one mesh"
 "$scree" terrain ../scenes/boulder-field.json --rocks-obj data/rocks.obj -q
