@@ -113,8 +113,8 @@ pub fn load(path: &Path) -> Result<Imported, String> {
 
 /// [`load`], and where `top` is given, [`heights`] at the map's own size
 /// and that scale made with the samples: the first such call of
-/// [`heights`] takes them. Made while the map is inflated, they cost one
-/// parallel pass instead of a separate one over the samples.
+/// [`heights`] takes them. Made in the parallel pass that converts the
+/// rows, they cost no pass of their own over the samples.
 ///
 /// The image's first bytes say how large its inflated rows will be, so the
 /// other thread faults in the pages for them while this one reads the rest
@@ -228,7 +228,7 @@ fn decode_scaled(
     let (color, depth) = reader.output_color_type();
     let info = reader.info();
     let (w, h) = (info.width as usize, info.height as usize);
-    let whole_bytes = !info.interlaced && info.bit_depth as u8 >= 8;
+    let inflate_whole = !info.interlaced && info.bit_depth as u8 >= 8;
     let channels = match color {
         png::ColorType::Grayscale => 1,
         png::ColorType::GrayscaleAlpha => 2,
@@ -260,7 +260,7 @@ fn decode_scaled(
     let room = top.map(|_| ranges_len(w, h));
     // The pixel rows, `pitch` bytes apart from `skip` bytes in, pixels
     // of `bpp` bytes whose first one or two are the gray sample.
-    let (raw, pitch, skip, bpp, (mut samples, mut heights)) = if whole_bytes {
+    let (raw, pitch, skip, bpp, (mut samples, mut heights)) = if inflate_whole {
         let data = png_rows::image_data(bytes).map_err(|e| cannot(&e))?;
         // The samples as stored, before any alpha for a transparent colour.
         let bpp = info.color_type.samples() * if wide { 2 } else { 1 };
@@ -273,7 +273,7 @@ fn decode_scaled(
             .unwrap_or_else(|| vec![0u8; len]);
         let (inflated, buffers) = rayon::join(
             || png_rows::inflate(&data, &mut raw),
-            || touched_buffers(w * h, room),
+            || buffers(w * h, room, true),
         );
         inflated.map_err(|e| cannot(&e))?;
         png_rows::unfilter(&mut raw, w * bpp, bpp).map_err(|e| cannot(&e))?;
@@ -285,7 +285,7 @@ fn decode_scaled(
             .output_line_size(w as u32)
             .ok_or_else(|| cannot(&"rows too long"))?;
         let bpp = channels * if wide { 2 } else { 1 };
-        (raw, pitch, 0, bpp, touched_buffers(w * h, room))
+        (raw, pitch, 0, bpp, buffers(w * h, room, false))
     };
     let full_scale = if wide { 65535.0 } else { 255.0 };
     // Grid row i is image row h − 1 − i.
@@ -324,24 +324,23 @@ fn decode_scaled(
 }
 
 /// Room for `n` samples and, given `room` (floats for the terrain
-/// hierarchy's ranges after them), `n` heights, every page touched so that
-/// writing them later faults nothing in. Without `room`, no heights.
-fn touched_buffers(n: usize, room: Option<usize>) -> (Vec<u16>, Vec<f32>) {
+/// hierarchy's ranges after them), `n` heights; without `room`, no
+/// heights. With `touch`, every page is written, so that filling them
+/// later faults nothing in (worth it where a thread would otherwise wait).
+fn buffers(n: usize, room: Option<usize>, touch: bool) -> (Vec<u16>, Vec<f32>) {
     let mut samples = vec![0u16; n];
-    for page in samples.chunks_mut(2 * PAGE_FLOATS) {
-        *std::hint::black_box(&mut page[0]) = 0;
-    }
-    let heights = match room {
-        Some(room) => {
-            let mut heights = vec![0.0f32; n + room];
-            for page in heights.chunks_mut(PAGE_FLOATS) {
-                *std::hint::black_box(&mut page[0]) = 0.0;
-            }
-            heights.truncate(n);
-            heights
+    let mut heights = room.map_or(Vec::new(), |room| vec![0.0f32; n + room]);
+    if touch {
+        // Through `black_box`: a zero stored to freshly zeroed memory is
+        // one the compiler may drop.
+        for page in samples.chunks_mut(2 * PAGE_FLOATS) {
+            *std::hint::black_box(&mut page[0]) = 0;
         }
-        None => Vec::new(),
-    };
+        for page in heights.chunks_mut(PAGE_FLOATS) {
+            *std::hint::black_box(&mut page[0]) = 0.0;
+        }
+    }
+    heights.truncate(n);
     (samples, heights)
 }
 
@@ -725,21 +724,26 @@ mod tests {
         assert_eq!(inflated_len(&bytes[..HEADER_BYTES]), Some(20 * 61));
     }
 
-    #[test]
-    fn maps_whose_data_cannot_fill_their_size_are_refused_before_inflating() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("h.png");
-        // A header for 8000 × 8000 16-bit samples (128 MB): the four
-        // bytes of data would inflate to 4 KB at most.
-        let file = std::fs::File::create(&path).unwrap();
-        let mut enc = png::Encoder::new(file, 8000, 8000);
+    /// Writes at `path` a 16-bit gray PNG's header for `w` × `h` samples,
+    /// and four bytes of pixel data.
+    fn header_with_scant_data(path: &Path, (w, h): (u32, u32)) {
+        let file = std::fs::File::create(path).unwrap();
+        let mut enc = png::Encoder::new(file, w, h);
         enc.set_color(png::ColorType::Grayscale);
         enc.set_depth(png::BitDepth::Sixteen);
         let mut writer = enc.write_header().unwrap();
         writer
             .write_chunk(png::chunk::IDAT, &[0x78, 0x9c, 0, 0])
             .unwrap();
-        drop(writer);
+    }
+
+    #[test]
+    fn maps_whose_data_cannot_fill_their_size_are_refused_before_inflating() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.png");
+        // 8000 × 8000 samples (128 MB): the four bytes of data would
+        // inflate to 4 KB at most.
+        header_with_scant_data(&path, (8000, 8000));
         let e = load_scaled(&path, Some(10.0)).unwrap_err();
         assert_eq!(
             e,
@@ -751,17 +755,8 @@ mod tests {
     fn absurd_dimensions_are_refused_before_anything_is_allocated() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("h.png");
-        // A header for 60000 × 60000 16-bit samples (7.2 GB), and a few
-        // bytes of pixel data.
-        let file = std::fs::File::create(&path).unwrap();
-        let mut enc = png::Encoder::new(file, 60000, 60000);
-        enc.set_color(png::ColorType::Grayscale);
-        enc.set_depth(png::BitDepth::Sixteen);
-        let mut writer = enc.write_header().unwrap();
-        writer
-            .write_chunk(png::chunk::IDAT, &[0x78, 0x9c, 0, 0])
-            .unwrap();
-        drop(writer);
+        // 60000 × 60000 samples: 7.2 GB.
+        header_with_scant_data(&path, (60000, 60000));
         let e = load(&path).unwrap_err();
         assert!(e.contains("60000×60000 pixels of 16 bits, over the"), "{e}");
     }
