@@ -124,18 +124,25 @@ pub fn load_scaled(path: &Path, top: Option<f64>) -> Result<Imported, String> {
     use std::io::Read;
     let mut file = crate::texture::open_image_file(path)?;
     let size = file.metadata().map_or(0, |m| m.len());
-    let mut bytes = Vec::with_capacity(size.min(crate::texture::MAX_IMAGE_FILE) as usize);
+    // At most MAX_IMAGE_FILE: `open_image_file` checked.
+    let mut bytes = Vec::with_capacity(size as usize);
     let read = |file: &mut std::fs::File, bytes: &mut Vec<u8>, limit: u64| {
         file.take(limit)
             .read_to_end(bytes)
             .map_err(|e| format!("cannot read {}: {e}", path.display()))
     };
     read(&mut file, &mut bytes, HEADER_BYTES as u64)?;
-    let rows = inflated_len(&bytes)
+    let rows_len = inflated_len(&bytes)
         .filter(|&n| n <= MAX_DECODED_BYTES && png_rows::might_inflate_to(size as usize, n));
     let (rest, rows) = rayon::join(
         || read(&mut file, &mut bytes, crate::texture::MAX_IMAGE_FILE),
-        || rows.map(touched_bytes),
+        || {
+            rows_len.map(|n| {
+                let mut rows = vec![0u8; n];
+                touch_pages(&mut rows);
+                rows
+            })
+        },
     );
     rest?;
     decode_scaled(&bytes, path, top, rows)
@@ -164,21 +171,17 @@ fn inflated_len(header: &[u8]) -> Option<usize> {
         _ => return None,
     };
     (interlace == 0).then_some(())?;
-    (w as usize)
-        .checked_mul(bpp)?
-        .checked_add(1)?
-        .checked_mul(h as usize)
+    png_rows::rows_len(w as usize, h as usize, bpp)
 }
 
-/// `n` zeroed bytes whose every page has been written: faulted in.
-fn touched_bytes(n: usize) -> Vec<u8> {
-    let mut bytes = vec![0u8; n];
-    // Through `black_box`: a zero stored to freshly zeroed memory is one
-    // the compiler may drop.
-    for page in bytes.chunks_mut(4 * PAGE_FLOATS) {
-        *std::hint::black_box(&mut page[0]) = 0;
+/// Writes every memory page of `items`, so that they are faulted in now
+/// rather than by whoever fills them. Through `black_box`: a zero stored
+/// to freshly zeroed memory is one the compiler may drop.
+fn touch_pages<T: Copy + Default>(items: &mut [T]) {
+    const PAGE_BYTES: usize = 4096;
+    for page in items.chunks_mut(PAGE_BYTES / std::mem::size_of::<T>()) {
+        *std::hint::black_box(&mut page[0]) = T::default();
     }
-    bytes
 }
 
 /// The most memory a heightmap's decoded pixels may take: room for the
@@ -187,10 +190,6 @@ fn touched_bytes(n: usize) -> Vec<u8> {
 /// declares absurd dimensions.
 const MAX_DECODED_BYTES: usize = 2 << 30;
 
-/// Floats in a 4 KiB memory page: writing one float per this many touches
-/// every page of a range.
-const PAGE_FLOATS: usize = 1024;
-
 /// Decodes heightmap bytes (named `path` in messages).
 pub fn decode(bytes: &[u8], path: &Path) -> Result<Imported, String> {
     decode_scaled(bytes, path, None, None)
@@ -198,7 +197,7 @@ pub fn decode(bytes: &[u8], path: &Path) -> Result<Imported, String> {
 
 /// Decodes a heightmap's PNG `bytes` (named `path` in messages), and given
 /// `top`, its heights (see [`load_scaled`]); the rows are inflated into
-/// `rows` if it has their length.
+/// `spare_rows` if it has their length.
 ///
 /// Inflating the image is serial, and it is most of the work: a 4097²
 /// map's zlib stream takes 75-80 ms of one thread in libdeflate
@@ -213,7 +212,7 @@ fn decode_scaled(
     bytes: &[u8],
     path: &Path,
     top: Option<f64>,
-    rows: Option<Vec<u8>>,
+    spare_rows: Option<Vec<u8>>,
 ) -> Result<Imported, String> {
     let cannot = |e: &dyn std::fmt::Display| format!("cannot read {}: {e}", path.display());
     let mut decoder = png::Decoder::new_with_limits(
@@ -264,11 +263,12 @@ fn decode_scaled(
         let data = png_rows::image_data(bytes).map_err(|e| cannot(&e))?;
         // The samples as stored, before any alpha for a transparent colour.
         let bpp = info.color_type.samples() * if wide { 2 } else { 1 };
-        let len = h * (w * bpp + 1);
+        // Within MAX_DECODED_BYTES, checked above.
+        let len = png_rows::rows_len(w, h, bpp).unwrap_or(usize::MAX);
         if !png_rows::might_inflate_to(data.len(), len) {
             return Err(cannot(&"the image data ends early"));
         }
-        let mut raw = rows
+        let mut raw = spare_rows
             .filter(|rows| rows.len() == len)
             .unwrap_or_else(|| vec![0u8; len]);
         let (inflated, buffers) = rayon::join(
@@ -331,14 +331,8 @@ fn buffers(n: usize, room: Option<usize>, touch: bool) -> (Vec<u16>, Vec<f32>) {
     let mut samples = vec![0u16; n];
     let mut heights = room.map_or(Vec::new(), |room| vec![0.0f32; n + room]);
     if touch {
-        // Through `black_box`: a zero stored to freshly zeroed memory is
-        // one the compiler may drop.
-        for page in samples.chunks_mut(2 * PAGE_FLOATS) {
-            *std::hint::black_box(&mut page[0]) = 0;
-        }
-        for page in heights.chunks_mut(PAGE_FLOATS) {
-            *std::hint::black_box(&mut page[0]) = 0.0;
-        }
+        touch_pages(&mut samples);
+        touch_pages(&mut heights);
     }
     heights.truncate(n);
     (samples, heights)

@@ -40,6 +40,12 @@ pub fn image_data(bytes: &[u8]) -> Result<Cow<'_, [u8]>, String> {
     }
 }
 
+/// The length of the inflated rows of a `w` × `h` image of `bpp` bytes a
+/// pixel: each row its filter byte and its pixels. None past `usize`.
+pub fn rows_len(w: usize, h: usize, bpp: usize) -> Option<usize> {
+    w.checked_mul(bpp)?.checked_add(1)?.checked_mul(h)
+}
+
 /// The most a deflate stream's bytes can inflate to, each: a length-258
 /// match in one bit, and a little more.
 const MOST_PER_BYTE: usize = 1032;
@@ -68,52 +74,58 @@ pub fn inflate(data: &[u8], raw: &mut [u8]) -> Result<(), String> {
 }
 
 /// Undoes the PNG filters of `raw`'s rows in place: each row is a filter
-/// byte and `stride` bytes of pixels of `bpp` bytes. Rows filtered with
-/// None, as a heightmap's rows often are, are left as they are.
+/// byte and `stride` bytes of pixels of `bpp` bytes; the first row's row
+/// above is zeros. Rows filtered with None, as a heightmap's rows often
+/// are, are left as they are. (The `png` crate's unfilter is public only
+/// under its development-time `benchmarks` feature.)
 pub fn unfilter(raw: &mut [u8], stride: usize, bpp: usize) -> Result<(), String> {
-    let mut previous: Option<usize> = None;
+    let zeros = vec![0u8; stride];
     for start in (0..raw.len()).step_by(stride + 1) {
         let (before, row) = raw.split_at_mut(start + 1);
         let row = &mut row[..stride];
-        let up = previous.map(|p| &before[p + 1..][..stride]);
-        match (before[start], up) {
-            (0, _) | (2, None) => {}
-            (1, _) => {
-                for k in bpp..stride {
+        let up = if start == 0 {
+            &zeros[..]
+        } else {
+            &before[start - stride..start]
+        };
+        let (near, far) = (bpp.min(stride), bpp..stride);
+        match before[start] {
+            0 => {}
+            1 => {
+                for k in far {
                     row[k] = row[k].wrapping_add(row[k - bpp]);
                 }
             }
-            (2, Some(up)) => {
+            2 => {
                 for (v, &u) in row.iter_mut().zip(up) {
                     *v = v.wrapping_add(u);
                 }
             }
-            (3, up) => {
-                for k in 0..stride {
-                    let left = if k >= bpp { row[k - bpp] as u16 } else { 0 };
-                    let above = up.map_or(0, |u| u[k] as u16);
-                    row[k] = row[k].wrapping_add(((left + above) / 2) as u8);
+            3 => {
+                // No pixel to the left in the first `bpp` bytes.
+                for k in 0..near {
+                    row[k] = row[k].wrapping_add(up[k] / 2);
+                }
+                for k in far {
+                    let mean = (row[k - bpp] as u16 + up[k] as u16) / 2;
+                    row[k] = row[k].wrapping_add(mean as u8);
                 }
             }
-            (4, up) => {
-                for k in 0..stride {
-                    let left = if k >= bpp { row[k - bpp] } else { 0 };
-                    let above = up.map_or(0, |u| u[k]);
-                    let corner = match up {
-                        Some(u) if k >= bpp => u[k - bpp],
-                        _ => 0,
-                    };
-                    row[k] = row[k].wrapping_add(paeth(left, above, corner));
+            4 => {
+                for k in 0..near {
+                    row[k] = row[k].wrapping_add(paeth(0, up[k], 0));
+                }
+                for k in far {
+                    row[k] = row[k].wrapping_add(paeth(row[k - bpp], up[k], up[k - bpp]));
                 }
             }
-            (other, _) => {
+            other => {
                 return Err(format!(
                     "row {} has filter type {other}, which PNG does not define",
                     start / (stride + 1)
                 ))
             }
         }
-        previous = Some(start);
     }
     Ok(())
 }

@@ -227,10 +227,7 @@ impl HeightField {
         let xs: Vec<f32> = (0..cols).map(|j| grid.position(0, j).x).collect();
         let zs: Vec<f32> = (0..rows).map(|i| grid.position(i, 0).z).collect();
         let (cw, ch) = (cols - 1, rows - 1);
-        let mut top = 0;
-        while (1usize << top) < cw.max(ch) {
-            top += 1;
-        }
+        let top = top_level(cw, ch);
         let mut level_base = [0; MAX_LEVELS];
         let mut level_cols = [0; MAX_LEVELS];
         let mut level_rows = [0; MAX_LEVELS];
@@ -242,7 +239,6 @@ impl HeightField {
             level_base[k] = total;
             total += level_rows[k] * level_cols[k];
         }
-        debug_assert_eq!(2 * total, ranges_len(cols, rows));
         // One array: the heights, then the (min, max) pairs of levels
         // 1..=top.
         let n = cols * rows;
@@ -996,14 +992,23 @@ fn sight_pays(cells: usize, camera_rays: usize, lanes: usize) -> bool {
 /// allocation and the first touch of the ranges' pages.
 pub fn ranges_len(cols: usize, rows: usize) -> usize {
     let (cw, ch) = (cols.saturating_sub(1), rows.saturating_sub(1));
-    let mut total = 0;
-    let mut level = 1;
-    while level < usize::BITS && (1usize << (level - 1)) < cw.max(ch) {
-        let (r, c) = level_dims(ch, cw, level);
-        total += r * c;
-        level += 1;
+    let blocks: usize = (1..=top_level(cw, ch))
+        .map(|k| {
+            let (r, c) = level_dims(ch, cw, k);
+            r * c
+        })
+        .sum();
+    2 * blocks
+}
+
+/// The root's level over `cw` × `ch` cells: the first whose one block
+/// covers them all.
+fn top_level(cw: usize, ch: usize) -> u32 {
+    let mut top = 0;
+    while (1usize << top) < cw.max(ch) {
+        top += 1;
     }
-    2 * total
+    top
 }
 
 /// Blocks of `level` along z and x over a grid of `ch` × `cw` cells.
