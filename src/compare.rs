@@ -100,8 +100,9 @@ pub fn compare(
             y1: camera.height,
         };
         let curve = (scene.image.exposure_scale, scene.image.tonemap);
-        let (cell, _) =
-            render::render_region_srgb8(scene, world, &camera, whole, progress, cancel, curve)?;
+        let (cell, _, _) = render::render_region_srgb8(
+            scene, world, &camera, whole, progress, cancel, curve, None,
+        )?;
         let cell = cell.to_rgba8();
         let (x0, y0) = layout.origin(k);
         for (x, y, p) in cell.enumerate_pixels() {

@@ -6,7 +6,8 @@ pub mod framebuffer;
 pub mod light;
 pub mod sampler;
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use glam::{Vec3, Vec4};
@@ -19,6 +20,7 @@ pub use framebuffer::Framebuffer;
 use crate::accel::Ray;
 use crate::camera::Camera;
 use crate::error::{Error, Result};
+use crate::output::PngStream;
 use crate::scene::Scene;
 use crate::shade::tonemap::Tonemap;
 use crate::world::{SurfaceHit, World};
@@ -120,7 +122,7 @@ pub fn render_region(
         progress,
         cancel,
         bands,
-        |dst, band| dst.copy_from_slice(band),
+        |_, dst, band| dst.copy_from_slice(band),
     )?;
     Ok((fb, stats))
 }
@@ -132,6 +134,15 @@ pub fn render_region(
 /// frame is never held whole. For a 1080p frame that spares the 33 MB of
 /// linear pixels, their page faults, and a conversion pass over them after
 /// tracing.
+///
+/// Given `png` (an RGB image of the region's size), each band also goes
+/// into it as soon as it and the bands above it are done, by whichever
+/// thread finished the last of them, so the image is encoded while the
+/// rest renders; the finished file's bytes come back with the image. A
+/// frame that turns out to need its alpha (a band with a pixel not fully
+/// covered) is not an RGB image: its stream is dropped, and `None` comes
+/// back instead of bytes.
+#[allow(clippy::too_many_arguments)]
 pub fn render_region_srgb8(
     scene: &Scene,
     world: &World,
@@ -140,13 +151,20 @@ pub fn render_region_srgb8(
     progress: &ProgressBar,
     cancel: &AtomicBool,
     (exposure_scale, op): (f32, Tonemap),
-) -> Result<(DynamicImage, RenderStats)> {
+    png: Option<PngStream>,
+) -> Result<(DynamicImage, Option<Vec<u8>>, RenderStats)> {
     let (w, h) = (region.width(), region.height());
     let n = w as usize * h as usize;
     let band = band_len(region);
     let mut rgb = vec![0u8; 3 * n];
     let mut alpha = vec![0u8; n];
     let bands = rgb.par_chunks_mut(3 * band).zip(alpha.par_chunks_mut(band));
+    let in_order = Mutex::new(InOrder {
+        stream: png,
+        next: 0,
+        done: vec![None; n.div_ceil(band)],
+        dropped: false,
+    });
     let stats = render_bands(
         scene,
         world,
@@ -155,12 +173,74 @@ pub fn render_region_srgb8(
         progress,
         cancel,
         bands,
-        |(rgb, alpha), band| framebuffer::srgb8_codes(band, rgb, alpha, exposure_scale, op),
+        |k, (rgb, alpha), band| {
+            framebuffer::srgb8_codes(band, rgb, alpha, exposure_scale, op);
+            InOrder::band_done(&in_order, k, rgb, alpha.iter().all(|&a| a == 255));
+        },
     )?;
+    let in_order = in_order
+        .into_inner()
+        .unwrap_or_else(PoisonError::into_inner);
+    let encoded = match in_order.stream {
+        Some(stream) if !in_order.dropped && in_order.next == in_order.done.len() => {
+            stream.finish().ok()
+        }
+        _ => None,
+    };
     Ok((
         framebuffer::rgb_or_rgba8_from_parts(w, h, rgb, &alpha),
+        encoded,
         stats,
     ))
+}
+
+/// The bands of an 8-bit frame, finished in any order, written to a
+/// [`PngStream`] in order from the top.
+struct InOrder<'a> {
+    /// `None` while a thread writes bands (or when there is no stream).
+    stream: Option<PngStream>,
+    /// The first band not yet written.
+    next: usize,
+    /// Each band's colour codes, once finished.
+    done: Vec<Option<&'a [u8]>>,
+    /// Whether the stream was given up: a band needs alpha, or a write
+    /// failed (encoding the finished image says why).
+    dropped: bool,
+}
+
+impl<'a> InOrder<'a> {
+    /// Band `k` (colour codes `rgb`, `opaque` unless a pixel has alpha)
+    /// is finished: writes it and the finished bands after it, unless
+    /// another thread is writing, which then writes them too.
+    fn band_done(state: &Mutex<InOrder<'a>>, k: usize, rgb: &'a [u8], opaque: bool) {
+        let lock = || state.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut queue = lock();
+        queue.done[k] = Some(rgb);
+        queue.dropped |= !opaque;
+        while !queue.dropped {
+            let Some(mut stream) = queue.stream.take() else {
+                return;
+            };
+            let first = queue.next;
+            while let Some(Some(_)) = queue.done.get(queue.next) {
+                queue.next += 1;
+            }
+            let ready: Vec<&[u8]> = queue.done[first..queue.next]
+                .iter()
+                .flatten()
+                .copied()
+                .collect();
+            if ready.is_empty() {
+                queue.stream = Some(stream);
+                return;
+            }
+            drop(queue);
+            let written = ready.iter().all(|rows| stream.write_rows(rows).is_ok());
+            queue = lock();
+            queue.stream = Some(stream);
+            queue.dropped |= !written;
+        }
+    }
 }
 
 /// Pixels in a band of [`TILE`] rows of `region`.
@@ -170,9 +250,10 @@ fn band_len(region: Rect) -> usize {
 
 /// Renders `region` band by band (bands of [`TILE`] rows, each of them a
 /// row of tiles), bands and their tiles in parallel, and hands each band's
-/// pixels (row-major) to `finish` with the band's item of `sinks` (one
-/// per band, in order). The pixels are put together in a buffer each rayon
-/// job keeps from band to band.
+/// number and pixels (row-major) to `finish` with the band's item of
+/// `sinks` (one per band, in order). Threads take bands in order from the
+/// top, so bands finish about in order. The pixels are put together in a
+/// buffer each rayon job keeps from band to band.
 #[allow(clippy::too_many_arguments)]
 fn render_bands<S: Send>(
     scene: &Scene,
@@ -182,13 +263,22 @@ fn render_bands<S: Send>(
     progress: &ProgressBar,
     cancel: &AtomicBool,
     sinks: impl IndexedParallelIterator<Item = S>,
-    finish: impl Fn(S, &[Vec4]) + Sync,
+    finish: impl Fn(usize, S, &[Vec4]) + Sync,
 ) -> Result<RenderStats> {
     let shadow_rays = AtomicU64::new(0);
     let start = Instant::now();
-    let bad = sinks
-        .enumerate()
-        .map_init(Vec::new, |canvas: &mut Vec<Vec4>, (band, sink)| {
+    let sinks: Vec<Mutex<Option<S>>> = sinks.map(|sink| Mutex::new(Some(sink))).collect();
+    let next_band = AtomicUsize::new(0);
+    let bad = (0..sinks.len())
+        .into_par_iter()
+        .map_init(Vec::new, |canvas: &mut Vec<Vec4>, _| {
+            // The first band no thread has taken, whichever job this is.
+            let band = next_band.fetch_add(1, Ordering::Relaxed);
+            let sink = sinks[band]
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take()
+                .expect("each band is taken once");
             let y0 = region.y0 + band as u32 * TILE;
             let y1 = (y0 + TILE).min(region.y1);
             let band_tiles = tiles(Rect { y0, y1, ..region });
@@ -222,7 +312,7 @@ fn render_bands<S: Send>(
                 framebuffer::put_rect(canvas, region.width(), in_band, &pixels);
                 bad.merge(&tile_bad);
             }
-            finish(sink, canvas);
+            finish(band, sink, canvas);
             bad
         })
         .reduce(Bad::default, |mut a, b| {
@@ -718,6 +808,123 @@ mod tests {
         }
     }
 
+    /// Bands finished out of order reach the stream in order; a band that
+    /// needs alpha gives the stream up, whenever it comes.
+    #[test]
+    fn bands_go_to_the_stream_in_order_whatever_order_they_finish_in() {
+        use crate::output::{encode_png, Metadata, PngStream};
+        let (w, rows_per_band, bands) = (5u32, 3u32, 6usize);
+        let h = rows_per_band * bands as u32;
+        let pixels: Vec<u8> = (0..3 * w * h).map(|i| (i * 37 % 251) as u8).collect();
+        let meta = Metadata {
+            scene: "bands.json".into(),
+            key: "1".into(),
+            seed: 0,
+            spp: 1,
+            full_size: (w, h),
+            region: None,
+        };
+        let image =
+            DynamicImage::ImageRgb8(image::RgbImage::from_raw(w, h, pixels.clone()).unwrap());
+        let whole = encode_png(&image, &meta).unwrap();
+        let band_bytes = 3 * (w * rows_per_band) as usize;
+        for (order, clear_band) in [
+            ([0, 1, 2, 3, 4, 5], None),
+            ([3, 1, 0, 5, 2, 4], None),
+            ([5, 4, 3, 2, 1, 0], None),
+            ([2, 0, 1, 5, 4, 3], Some(4)),
+            ([0, 1, 2, 3, 4, 5], Some(0)),
+        ] {
+            let rgb8 = (png::ColorType::Rgb, png::BitDepth::Eight);
+            let state = Mutex::new(InOrder {
+                stream: Some(PngStream::new((w, h), rgb8, &meta).unwrap()),
+                next: 0,
+                done: vec![None; bands],
+                dropped: false,
+            });
+            for k in order {
+                let rows = &pixels[k * band_bytes..][..band_bytes];
+                InOrder::band_done(&state, k, rows, clear_band != Some(k));
+            }
+            let state = state.into_inner().unwrap();
+            assert_eq!(state.dropped, clear_band.is_some(), "{order:?}");
+            if clear_band.is_none() {
+                assert_eq!(state.next, bands);
+                assert_eq!(state.stream.unwrap().finish().unwrap(), whole, "{order:?}");
+            }
+        }
+    }
+
+    /// The PNG streamed while a frame renders (eight bands, finished in
+    /// whatever order two threads or one finish them) is the file that
+    /// encoding the finished image makes; a frame that needs its alpha
+    /// streams nothing.
+    #[test]
+    fn frames_streamed_as_they_render_are_the_files_of_the_finished_image() {
+        use crate::camera::Projection;
+        use crate::output::{encode_png, Metadata, PngStream};
+        use crate::scene::{FisheyeCircle, FisheyeMapping};
+        let fisheye = Projection::Fisheye {
+            fov: 180.0,
+            mapping: FisheyeMapping::Equidistant,
+            circle: FisheyeCircle::Circular,
+        };
+        for (projection, opaque) in [(None, true), (Some(fisheye), false)] {
+            let mut scene = small_scene();
+            (scene.image.width, scene.image.height) = (37, 8 * TILE - 5);
+            scene.image.samples = 1;
+            if let Some(p) = projection {
+                scene.camera.projection = p;
+            }
+            let world = World::build(&scene);
+            let camera = scene.camera();
+            let region = Rect {
+                x0: 0,
+                y0: 0,
+                x1: scene.image.width,
+                y1: scene.image.height,
+            };
+            let meta = Metadata {
+                scene: "small.json".into(),
+                key: "0".into(),
+                seed: scene.seed,
+                spp: 1,
+                full_size: (region.width(), region.height()),
+                region: None,
+            };
+            let curve = (scene.image.exposure_scale, scene.image.tonemap);
+            for threads in [2, 1] {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap();
+                let rgb8 = (png::ColorType::Rgb, png::BitDepth::Eight);
+                let stream =
+                    PngStream::new((region.width(), region.height()), rgb8, &meta).unwrap();
+                let (img, streamed, _) = pool
+                    .install(|| {
+                        render_region_srgb8(
+                            &scene,
+                            &world,
+                            &camera,
+                            region,
+                            &ProgressBar::hidden(),
+                            &AtomicBool::new(false),
+                            curve,
+                            Some(stream),
+                        )
+                    })
+                    .unwrap();
+                assert_eq!(img.color().has_alpha(), !opaque);
+                if opaque {
+                    assert_eq!(streamed, Some(encode_png(&img, &meta).unwrap()));
+                } else {
+                    assert_eq!(streamed, None);
+                }
+            }
+        }
+    }
+
     /// The 8-bit image made band by band while rendering is the one the
     /// linear frame converts to, byte for byte: opaque (RGB) through the
     /// perspective camera, partly covered (RGBA) through a circular
@@ -759,9 +966,10 @@ mod tests {
                 let hidden = ProgressBar::hidden();
                 let (fb, _) =
                     render_region(&scene, &world, &camera, region, &hidden, &none).unwrap();
-                let (img, stats) =
-                    render_region_srgb8(&scene, &world, &camera, region, &hidden, &none, curve)
-                        .unwrap();
+                let (img, _, stats) = render_region_srgb8(
+                    &scene, &world, &camera, region, &hidden, &none, curve, None,
+                )
+                .unwrap();
                 let expected = fb.to_srgb8(curve.0, curve.1);
                 assert_eq!(img.color().has_alpha(), rgba);
                 assert_eq!(img.color(), expected.color());

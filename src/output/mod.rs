@@ -12,6 +12,9 @@ use tempfile::NamedTempFile;
 use crate::error::{Error, Result};
 use crate::render::Rect;
 
+mod png_stream;
+pub use png_stream::PngStream;
+
 /// The kind of file a render writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -205,8 +208,9 @@ pub fn write_image(img: &DynamicImage, path: &Path, format: ImageFormat) -> Resu
 }
 
 /// Encodes an 8- or 16-bit RGB or RGBA image as PNG with `meta` in text
-/// chunks. The same pixels and metadata always give the same bytes (the
-/// merge of region renders relies on it).
+/// chunks, through a [`PngStream`] as a render streams its rows. The same
+/// pixels and metadata always give the same bytes (the merge of region
+/// renders relies on it), however they were fed.
 pub fn encode_png(img: &DynamicImage, meta: &Metadata) -> std::result::Result<Vec<u8>, String> {
     use std::borrow::Cow;
     let big_endian = |v: &[u16]| Cow::Owned(v.iter().flat_map(|v| v.to_be_bytes()).collect());
@@ -233,23 +237,9 @@ pub fn encode_png(img: &DynamicImage, meta: &Metadata) -> std::result::Result<Ve
         ),
         other => return Err(format!("cannot write {:?} as PNG", other.color())),
     };
-    let mut out = Vec::new();
-    {
-        let mut enc = png::Encoder::new(&mut out, img.width(), img.height());
-        enc.set_color(color);
-        enc.set_depth(depth);
-        // fdeflate: several times faster than Balanced for rendered images,
-        // for files about a tenth larger; the write is single-threaded.
-        enc.set_compression(png::Compression::Fast);
-        for (k, v) in meta.pairs() {
-            enc.add_text_chunk(k.to_string(), v)
-                .map_err(|e| e.to_string())?;
-        }
-        let mut w = enc.write_header().map_err(|e| e.to_string())?;
-        w.write_image_data(&bytes).map_err(|e| e.to_string())?;
-        w.finish().map_err(|e| e.to_string())?;
-    }
-    Ok(out)
+    let mut stream = PngStream::new((img.width(), img.height()), (color, depth), meta)?;
+    stream.write_rows(&bytes)?;
+    stream.finish()
 }
 
 /// Writes `img` as PNG with `meta` at `path`, atomically.
