@@ -52,6 +52,13 @@ const TILE: usize = 64;
 /// Azimuth and slope bins of a table, at most.
 const MAX_BINS: usize = 4096;
 
+/// Most floats in a slab of G (see `Sight::new`): 1 MiB.
+const SLAB_FLOATS: usize = 1 << 18;
+
+/// Slabs of G a thread takes, at least, so that the threads finish
+/// together however the blocks in view spread over the azimuths.
+const SLABS_PER_THREAD: usize = 4;
+
 /// The first distance bins of one eye's rays (see the module).
 #[derive(Debug, Clone)]
 pub(super) struct Sight {
@@ -268,21 +275,13 @@ impl Sight {
         }
         let distances = (far / bin) as usize + 2;
 
-        // G by azimuth bin (rows), then distance bin. The field's blocks
-        // go in tiles, and the tiles in lines running away from the eye
-        // (columns when the view is along z, rows when along x): a line's
-        // tiles land in the same few rows of G, one stretch of distances
-        // after the next, so that G's lines are written while they are in
-        // the caches and the table below reads each row of G straight
-        // through. Bands of tile lines fill copies of G in parallel (a few:
-        // each is 4 bytes a bin).
-        let (rows, cols) = (
-            field.level_rows[level as usize],
-            field.level_cols[level as usize],
-        );
+        // G by azimuth bin (rows), then distance bin, in slabs of azimuth
+        // bins small enough to stay in the second-level cache while the
+        // blocks fill them (a slab is all the field's blocks in view of its
+        // azimuths, so the tiles of blocks whose azimuths it misses are
+        // passed over) and its rows of the table are read out of them.
+        // The slabs go to the threads one at a time, a few to each thread.
         let along_z = mean.z.abs() >= mean.x.abs();
-        let across = if along_z { cols } else { rows };
-        let bands = rayon::current_num_threads().clamp(1, 4).min(across);
         let fill = Fill {
             eye,
             turn,
@@ -292,23 +291,10 @@ impl Sight {
             level,
             along_z,
         };
-        let slopes = (0..bands)
-            .into_par_iter()
-            .map(|band| {
-                let mut slopes = vec![f32::NEG_INFINITY; a_bins * distances];
-                let part = across * band / bands..across * (band + 1) / bands;
-                let (rows, cols) = if along_z {
-                    (0..rows, part)
-                } else {
-                    (part, 0..cols)
-                };
-                field.fill_slopes(&fill, rows, cols, &mut slopes);
-                slopes
-            })
-            .reduce_with(|mut a, b| {
-                a.par_iter_mut().zip(&b).for_each(|(a, &b)| *a = a.max(b));
-                a
-            })?;
+        let threads = rayon::current_num_threads().max(1);
+        let slab = (SLAB_FLOATS / distances)
+            .min(a_bins.div_ceil(SLABS_PER_THREAD * threads))
+            .max(1);
 
         // Each slope bin's lowest slope, lowered.
         let lowest: Vec<f32> = (0..s_bins)
@@ -326,27 +312,34 @@ impl Sight {
                 }
             })
             .collect();
-        // Azimuth bin by azimuth bin, in parallel: distance by distance,
-        // the running maximum R, and the slope bins that R reaches there for
-        // the first time (G's NaNs are passed over, as by `f32::max`).
+        // Azimuth bin by azimuth bin: distance by distance, the running
+        // maximum R, and the slope bins that R reaches there for the first
+        // time (G's NaNs are passed over, as by `f32::max`).
         let mut first = vec![distances as u16; a_bins * s_bins];
         first
-            .par_chunks_mut(s_bins)
-            .zip(slopes.par_chunks(distances))
-            .for_each(|(out, row)| {
-                let mut high = f32::NEG_INFINITY;
-                let mut next = 0;
-                let mut reach = |k: usize, high: f32| {
-                    while next < s_bins && lowest[next] <= high {
-                        out[next] = k as u16;
-                        next += 1;
-                    }
-                };
-                reach(0, high);
-                for (k, &g) in row.iter().enumerate() {
-                    if g > high {
-                        high = g;
-                        reach(k, high);
+            .par_chunks_mut(slab * s_bins)
+            .enumerate()
+            .with_max_len(1)
+            .for_each_init(Vec::new, |slopes: &mut Vec<f32>, (k, out)| {
+                let bins = k * slab..(k * slab + slab).min(a_bins);
+                slopes.clear();
+                slopes.resize(bins.len() * distances, f32::NEG_INFINITY);
+                field.fill_slopes(&fill, bins.clone(), slopes);
+                for (out, row) in out.chunks_mut(s_bins).zip(slopes.chunks(distances)) {
+                    let mut high = f32::NEG_INFINITY;
+                    let mut next = 0;
+                    let mut reach = |k: usize, high: f32| {
+                        while next < s_bins && lowest[next] <= high {
+                            out[next] = k as u16;
+                            next += 1;
+                        }
+                    };
+                    reach(0, high);
+                    for (k, &g) in row.iter().enumerate() {
+                        if g > high {
+                            high = g;
+                            reach(k, high);
+                        }
                     }
                 }
             });
@@ -465,14 +458,15 @@ impl Sight {
 }
 
 impl HeightField {
-    /// Fills G (`slopes`, a row of distance bins per azimuth bin) from the
-    /// blocks of `fill.level` in block rows `rows` and columns `cols`: each
-    /// block's steepest bound in the bin of its nearest distance, over the
-    /// azimuth bins its corners span. The blocks go in tiles of [`TILE`] ×
-    /// [`TILE`], whose bins lie in a few nearby rows of G, and the tiles
-    /// column by column when the view is along z (row by row otherwise),
-    /// so that each column's run through the same rows of G.
-    fn fill_slopes(&self, fill: &Fill, rows: Range<usize>, cols: Range<usize>, slopes: &mut [f32]) {
+    /// Fills azimuth bins `bins` of G (`slopes`, a row of distance bins per
+    /// azimuth bin, the first row `bins.start`'s) from the blocks of
+    /// `fill.level`: each block's steepest bound in the bin of its nearest
+    /// distance, over the azimuth bins its corners span. The blocks go in
+    /// tiles of [`TILE`] × [`TILE`], whose bins lie in a few nearby rows of
+    /// G, and the tiles column by column when the view is along z (row by
+    /// row otherwise), so that each column's run through the same rows of
+    /// G; a tile whose corners' azimuths miss `bins` is passed over.
+    fn fill_slopes(&self, fill: &Fill, bins: Range<usize>, slopes: &mut [f32]) {
         let Fill {
             eye,
             turn,
@@ -483,6 +477,10 @@ impl HeightField {
             along_z,
         } = *fill;
         let (cw, ch) = (self.cols - 1, self.rows - 1);
+        let (rows, cols) = (
+            0..self.level_rows[level as usize],
+            0..self.level_cols[level as usize],
+        );
         // The blocks' corner lines: every 2^level-th grid line, and the last.
         let line = |b: usize, last: usize| (b << level).min(last);
         let xs: Vec<f32> = (0..=self.level_cols[level as usize])
@@ -501,7 +499,13 @@ impl HeightField {
         // A tile's row of corners: pseudo-angles and squared distances.
         let mut below = Corners::default();
         let mut above = Corners::default();
-        let span = end / per_unit;
+        // The slab's azimuths, a bin wider each side than `bins` against
+        // rounding: tiles outside them write nothing to it.
+        let (slab_start, span) = (
+            start + (bins.start as f32 - 1.0) / per_unit,
+            (bins.len() as f32 + 2.0) / per_unit,
+        );
+        let (first_bin, end_bin) = (bins.start as u32, bins.end as u32);
         // Tile corners (i0, j0), in lines of tiles along the outer axis.
         let (outer, inner) = if along_z {
             (cols.clone(), rows.clone())
@@ -530,7 +534,9 @@ impl HeightField {
                 p.iter().copied().fold(f32::INFINITY, f32::min),
                 p.iter().copied().fold(f32::NEG_INFINITY, f32::max),
             );
-            if !around && p_hi - p_lo <= 2.0 && (p_hi + 1e-5 < start || p_lo - 1e-5 >= start + span)
+            if !around
+                && p_hi - p_lo <= 2.0
+                && (p_hi + 1e-5 < slab_start || p_lo - 1e-5 >= slab_start + span)
             {
                 continue;
             }
@@ -596,7 +602,9 @@ impl HeightField {
                 // Most blocks span one or two azimuth bins: both written
                 // (the same one twice for one), without a loop.
                 for c in 0..n {
-                    let (a_lo, a_end) = (out.lo[c] as usize, out.end[c] as usize);
+                    // The block's azimuth bins within the slab, from its row.
+                    let a_lo = (out.lo[c].max(first_bin) - first_bin) as usize;
+                    let a_end = (out.end[c].min(end_bin).max(first_bin) - first_bin) as usize;
                     let (k, m) = (out.k[c] as usize, out.m[c]);
                     if a_end > a_lo + 2 {
                         for a in a_lo..a_end {
