@@ -20,6 +20,7 @@ pub mod farm;
 pub mod hash;
 pub mod mesh;
 pub mod output;
+pub mod png_filter;
 pub mod render;
 pub mod rock;
 pub mod scene;

@@ -24,13 +24,7 @@ use std::io::Write;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use super::Metadata;
-
-/// Filter types, by their byte in the stream.
-const NONE: u8 = 0;
-const SUB: u8 = 1;
-const UP: u8 = 2;
-const AVG: u8 = 3;
-const PAETH: u8 = 4;
+use crate::png_filter::{predict, AVG, NONE, PAETH, SUB, UP};
 
 /// See the module documentation.
 pub struct PngStream {
@@ -151,36 +145,6 @@ impl PngStream {
         }
         self.file.finish().map_err(|e| e.to_string())?;
         Ok(std::mem::take(&mut *self.bytes.lock()))
-    }
-}
-
-/// The Paeth predictor of x from its left (`a`), upper (`b`) and upper
-/// left (`c`) neighbours: whichever is nearest p = a + b − c, in that
-/// order on ties. Written as selects, which the compiler vectorises.
-#[inline(always)]
-fn paeth(a: u8, b: u8, c: u8) -> u8 {
-    let (a16, b16, c16) = (a as i16, b as i16, c as i16);
-    let near_a = (b16 - c16).abs();
-    let near_b = (a16 - c16).abs();
-    let near_c = (a16 + b16 - 2 * c16).abs();
-    let b_or_c = if near_b <= near_c { b } else { c };
-    if near_a <= near_b && near_a <= near_c {
-        a
-    } else {
-        b_or_c
-    }
-}
-
-/// What filter `kind` predicts x to be from its neighbours a, b, c
-/// (inlined, so that a constant `kind` leaves only its own formula).
-#[inline(always)]
-fn predict(kind: u8, a: u8, b: u8, c: u8) -> u8 {
-    match kind {
-        SUB => a,
-        UP => b,
-        AVG => ((a as u16 + b as u16) / 2) as u8,
-        PAETH => paeth(a, b, c),
-        _ => 0,
     }
 }
 
@@ -357,21 +321,6 @@ mod tests {
             out.extend(row);
         }
         out
-    }
-
-    #[test]
-    fn paeth_picks_the_nearest_neighbour_a_then_b_then_c_on_ties() {
-        // p = a + b − c.
-        assert_eq!(paeth(10, 20, 10), 20); // p = 20: b exactly
-        assert_eq!(paeth(20, 10, 10), 20); // p = 20: a exactly
-        assert_eq!(paeth(10, 10, 10), 10);
-        assert_eq!(paeth(5, 9, 7), 7); // p = 7: c exactly
-        assert_eq!(paeth(0, 4, 2), 2); // p = 2: pa = 2, pb = 2, pc = 0
-        assert_eq!(paeth(6, 4, 5), 5); // p = 5: pa = 1, pb = 1, pc = 0
-        assert_eq!(paeth(2, 5, 4), 2); // p = 3: pa = 1, pb = 2, pc = 1 → a
-        assert_eq!(paeth(4, 1, 3), 1); // p = 2: pa = 2, pb = 1, pc = 1 → b
-        assert_eq!(paeth(255, 255, 0), 255); // p = 510
-        assert_eq!(paeth(0, 255, 255), 0);
     }
 
     #[test]

@@ -8,6 +8,8 @@
 
 use std::borrow::Cow;
 
+use crate::png_filter::{predict, AVG, NONE, PAETH, SUB, UP};
+
 /// The PNG signature, before the first chunk.
 const SIGNATURE: [u8; 8] = [0x89, b'P', b'N', b'G', b'\r', b'\n', 0x1a, b'\n'];
 
@@ -89,36 +91,24 @@ pub fn unfilter(raw: &mut [u8], stride: usize, bpp: usize) -> Result<(), String>
             &before[start - stride..start]
         };
         let (near, far) = (bpp.min(stride), bpp..stride);
+        // Each byte plus its prediction from the bytes already undone: the
+        // first `bpp` have no pixel to their left.
+        macro_rules! unfilter_with {
+            ($kind:expr) => {{
+                for k in 0..near {
+                    row[k] = row[k].wrapping_add(predict($kind, 0, up[k], 0));
+                }
+                for k in far {
+                    row[k] = row[k].wrapping_add(predict($kind, row[k - bpp], up[k], up[k - bpp]));
+                }
+            }};
+        }
         match before[start] {
-            0 => {}
-            1 => {
-                for k in far {
-                    row[k] = row[k].wrapping_add(row[k - bpp]);
-                }
-            }
-            2 => {
-                for (v, &u) in row.iter_mut().zip(up) {
-                    *v = v.wrapping_add(u);
-                }
-            }
-            3 => {
-                // No pixel to the left in the first `bpp` bytes.
-                for k in 0..near {
-                    row[k] = row[k].wrapping_add(up[k] / 2);
-                }
-                for k in far {
-                    let mean = (row[k - bpp] as u16 + up[k] as u16) / 2;
-                    row[k] = row[k].wrapping_add(mean as u8);
-                }
-            }
-            4 => {
-                for k in 0..near {
-                    row[k] = row[k].wrapping_add(paeth(0, up[k], 0));
-                }
-                for k in far {
-                    row[k] = row[k].wrapping_add(paeth(row[k - bpp], up[k], up[k - bpp]));
-                }
-            }
+            NONE => {}
+            SUB => unfilter_with!(SUB),
+            UP => unfilter_with!(UP),
+            AVG => unfilter_with!(AVG),
+            PAETH => unfilter_with!(PAETH),
             other => {
                 return Err(format!(
                     "row {} has filter type {other}, which PNG does not define",
@@ -128,24 +118,6 @@ pub fn unfilter(raw: &mut [u8], stride: usize, bpp: usize) -> Result<(), String>
         }
     }
     Ok(())
-}
-
-/// The PNG Paeth predictor: of left, above and upper left, the one
-/// nearest to left + above − upper left (ties in that order).
-fn paeth(a: u8, b: u8, c: u8) -> u8 {
-    let p = a as i16 + b as i16 - c as i16;
-    let (pa, pb, pc) = (
-        (p - a as i16).abs(),
-        (p - b as i16).abs(),
-        (p - c as i16).abs(),
-    );
-    if pa <= pb && pa <= pc {
-        a
-    } else if pb <= pc {
-        b
-    } else {
-        c
-    }
 }
 
 #[cfg(test)]
@@ -248,18 +220,6 @@ mod tests {
                 }
             }
         }
-    }
-
-    #[test]
-    fn paeth_picks_the_nearest_in_order() {
-        assert_eq!(paeth(10, 20, 10), 20); // p = 20: above
-        assert_eq!(paeth(20, 10, 10), 20); // p = 20: left
-        assert_eq!(paeth(10, 10, 10), 10);
-        assert_eq!(paeth(0, 255, 128), 128); // p = 127: upper left
-        assert_eq!(paeth(100, 50, 75), 75); // p = 75: upper left
-        assert_eq!(paeth(5, 9, 7), 7); // p = 7: upper left exactly
-        assert_eq!(paeth(0, 30, 20), 0); // p = 10: left and upper left tie, left wins
-        assert_eq!(paeth(0, 30, 10), 30); // p = 20: above and upper left tie, above wins
     }
 
     #[test]
