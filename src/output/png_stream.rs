@@ -3,8 +3,10 @@
 //! above it are done, so that encoding (serial: 15-25 ms for a 1080p
 //! frame) overlaps tracing instead of following it.
 //!
-//! The `png` crate writes the file around the image data: the header, the
-//! text chunks, the IDAT chunks and the end. The image data itself is
+//! The `png` crate writes the file around the image data once it is all
+//! compressed: the header, the text chunks, the IDAT chunks and the end
+//! (its writer cannot hand back what it wrote, so it writes into the
+//! finished file's buffer rather than being kept open). The image data is
 //! made here: each row filtered, then deflated by `fdeflate` (the `png`
 //! crate's own fast compressor). The crate's `StreamWriter` takes rows as
 //! they come too, but its compressor writes through the chunk writer eight
@@ -20,16 +22,16 @@
 //! written. Each of those loops is simple enough for the compiler to
 //! vectorise, and they are compiled for AVX2 where the CPU runs it.
 
-use std::io::Write;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-
 use super::Metadata;
 use crate::png_filter::{predict, AVG, NONE, PAETH, SUB, UP};
 
 /// See the module documentation.
 pub struct PngStream {
-    file: png::Writer<EncodedBytes>,
-    bytes: EncodedBytes,
+    /// The image's size, colour type and bit depth, and its text chunks,
+    /// which the `png` crate writes around the image data at the end.
+    size: (u32, u32),
+    format: (png::ColorType, png::BitDepth),
+    texts: Vec<(&'static str, String)>,
     deflate: fdeflate::Compressor<Vec<u8>>,
     /// Bytes of a row, and of a pixel (at least one).
     row_len: usize,
@@ -39,28 +41,6 @@ pub struct PngStream {
     /// The row being written: its filter type, then its filtered bytes.
     filtered: Vec<u8>,
     rows_left: usize,
-}
-
-/// Where the `png` crate's writer puts the file's bytes: shared, because
-/// the writer has no way to give its output back.
-#[derive(Clone, Default)]
-struct EncodedBytes(Arc<Mutex<Vec<u8>>>);
-
-impl EncodedBytes {
-    fn lock(&self) -> MutexGuard<'_, Vec<u8>> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-}
-
-impl Write for EncodedBytes {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.lock().extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
 }
 
 /// The most bytes of image data in one IDAT chunk, as the `png` crate
@@ -86,19 +66,11 @@ impl PngStream {
         }
         let bpp = color.samples() * bytes_per_sample;
         let row_len = width as usize * bpp;
-        let bytes = EncodedBytes::default();
-        let mut enc = png::Encoder::new(bytes.clone(), width, height);
-        enc.set_color(color);
-        enc.set_depth(depth);
-        for (k, v) in meta.pairs() {
-            enc.add_text_chunk(k.to_string(), v)
-                .map_err(|e| e.to_string())?;
-        }
-        let file = enc.write_header().map_err(|e| e.to_string())?;
         let deflate = fdeflate::Compressor::new(Vec::new()).map_err(|e| e.to_string())?;
         Ok(PngStream {
-            file,
-            bytes,
+            size: (width, height),
+            format: (color, depth),
+            texts: meta.pairs(),
             deflate,
             row_len,
             bpp,
@@ -120,8 +92,7 @@ impl PngStream {
             ));
         }
         for row in rows.chunks_exact(self.row_len.max(1)) {
-            let kind = cheapest(&costs(row, &self.above, self.bpp));
-            filter(kind, row, &self.above, self.bpp, &mut self.filtered);
+            filter_row(row, &self.above, self.bpp, &mut self.filtered);
             self.deflate
                 .write_data(&self.filtered)
                 .map_err(|e| e.to_string())?;
@@ -131,21 +102,55 @@ impl PngStream {
         Ok(())
     }
 
-    /// Ends the image and gives its file's bytes; an error if fewer rows
-    /// came than the header declares.
-    pub fn finish(mut self) -> Result<Vec<u8>, String> {
+    /// Ends the image and gives its file's bytes: the header and text
+    /// chunks, the image data in IDAT chunks, the end. An error if fewer
+    /// rows came than the header declares.
+    pub fn finish(self) -> Result<Vec<u8>, String> {
         if self.rows_left > 0 {
             return Err(format!("{} rows of the image are missing", self.rows_left));
         }
         let data = self.deflate.finish().map_err(|e| e.to_string())?;
-        for chunk in data.chunks(MAX_IDAT_BYTES) {
-            self.file
-                .write_chunk(png::chunk::IDAT, chunk)
+        let mut out = Vec::with_capacity(data.len() + 1024);
+        let ((width, height), (color, depth)) = (self.size, self.format);
+        let mut enc = png::Encoder::new(&mut out, width, height);
+        enc.set_color(color);
+        enc.set_depth(depth);
+        for (k, v) in self.texts {
+            enc.add_text_chunk(k.to_string(), v)
                 .map_err(|e| e.to_string())?;
         }
-        self.file.finish().map_err(|e| e.to_string())?;
-        Ok(std::mem::take(&mut *self.bytes.lock()))
+        let mut file = enc.write_header().map_err(|e| e.to_string())?;
+        for chunk in data.chunks(MAX_IDAT_BYTES) {
+            file.write_chunk(png::chunk::IDAT, chunk)
+                .map_err(|e| e.to_string())?;
+        }
+        file.finish().map_err(|e| e.to_string())?;
+        Ok(out)
     }
+}
+
+/// Filters `row` under `above` (pixels of `bpp` bytes) into `out` (the
+/// filter type, then the filtered bytes) with the filter of least cost.
+fn filter_row(row: &[u8], above: &[u8], bpp: usize, out: &mut [u8]) {
+    #[cfg(target_arch = "x86_64")]
+    if crate::accel::isa::Isa::best() >= Some(crate::accel::isa::Isa::Avx2) {
+        // SAFETY: the CPU runs AVX2.
+        #[allow(unsafe_code)]
+        return unsafe { filter_row_avx2(row, above, bpp, out) };
+    }
+    filter_row_here(row, above, bpp, out)
+}
+
+/// [`filter_row`] compiled for AVX2: 32 bytes a step instead of 16.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn filter_row_avx2(row: &[u8], above: &[u8], bpp: usize, out: &mut [u8]) {
+    filter_row_here(row, above, bpp, out)
+}
+
+#[inline(always)]
+fn filter_row_here(row: &[u8], above: &[u8], bpp: usize, out: &mut [u8]) {
+    filter(cheapest(&costs(row, above, bpp)), row, above, bpp, out);
 }
 
 /// A filtered byte's cost: its absolute value, read as signed.
@@ -156,25 +161,8 @@ fn cost(filtered: u8) -> u32 {
 
 /// Each filter type's cost for `row` under `above` (pixels of `bpp`
 /// bytes): the sum of [`cost`] over the bytes it would write.
-fn costs(row: &[u8], above: &[u8], bpp: usize) -> [u64; 5] {
-    #[cfg(target_arch = "x86_64")]
-    if crate::accel::isa::Isa::best() >= Some(crate::accel::isa::Isa::Avx2) {
-        // SAFETY: the CPU runs AVX2.
-        #[allow(unsafe_code)]
-        return unsafe { costs_avx2(row, above, bpp) };
-    }
-    costs_here(row, above, bpp)
-}
-
-/// [`costs`] compiled for AVX2: 32 bytes a step instead of 16.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn costs_avx2(row: &[u8], above: &[u8], bpp: usize) -> [u64; 5] {
-    costs_here(row, above, bpp)
-}
-
 #[inline(always)]
-fn costs_here(row: &[u8], above: &[u8], bpp: usize) -> [u64; 5] {
+fn costs(row: &[u8], above: &[u8], bpp: usize) -> [u64; 5] {
     let mut total = [0u64; 5];
     let head = bpp.min(row.len());
     // The first pixel has nothing to its left (a = c = 0).
@@ -251,25 +239,8 @@ fn cheapest(costs: &[u64; 5]) -> u8 {
 
 /// Writes filter type `kind` and `row` filtered by it (under `above`,
 /// pixels of `bpp` bytes) into `out`.
-fn filter(kind: u8, row: &[u8], above: &[u8], bpp: usize, out: &mut [u8]) {
-    #[cfg(target_arch = "x86_64")]
-    if crate::accel::isa::Isa::best() >= Some(crate::accel::isa::Isa::Avx2) {
-        // SAFETY: the CPU runs AVX2.
-        #[allow(unsafe_code)]
-        return unsafe { filter_avx2(kind, row, above, bpp, out) };
-    }
-    filter_here(kind, row, above, bpp, out)
-}
-
-/// [`filter`] compiled for AVX2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn filter_avx2(kind: u8, row: &[u8], above: &[u8], bpp: usize, out: &mut [u8]) {
-    filter_here(kind, row, above, bpp, out)
-}
-
 #[inline(always)]
-fn filter_here(kind: u8, row: &[u8], above: &[u8], bpp: usize, out: &mut [u8]) {
+fn filter(kind: u8, row: &[u8], above: &[u8], bpp: usize, out: &mut [u8]) {
     out[0] = kind;
     let out = &mut out[1..];
     let head = bpp.min(row.len());
