@@ -6,7 +6,7 @@ pub mod framebuffer;
 pub mod light;
 pub mod sampler;
 
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -217,25 +217,14 @@ impl<'a> InOrder<'a> {
         let mut queue = lock();
         queue.done[k] = Some(rgb);
         queue.dropped |= !opaque;
-        while !queue.dropped {
+        // The next band, while it is finished and no thread is writing.
+        while let (false, Some(Some(rows))) = (queue.dropped, queue.done.get(queue.next).copied()) {
             let Some(mut stream) = queue.stream.take() else {
                 return;
             };
-            let first = queue.next;
-            while let Some(Some(_)) = queue.done.get(queue.next) {
-                queue.next += 1;
-            }
-            let ready: Vec<&[u8]> = queue.done[first..queue.next]
-                .iter()
-                .flatten()
-                .copied()
-                .collect();
-            if ready.is_empty() {
-                queue.stream = Some(stream);
-                return;
-            }
+            queue.next += 1;
             drop(queue);
-            let written = ready.iter().all(|rows| stream.write_rows(rows).is_ok());
+            let written = stream.write_rows(rows).is_ok();
             queue = lock();
             queue.stream = Some(stream);
             queue.dropped |= !written;
@@ -267,18 +256,18 @@ fn render_bands<S: Send>(
 ) -> Result<RenderStats> {
     let shadow_rays = AtomicU64::new(0);
     let start = Instant::now();
-    let sinks: Vec<Mutex<Option<S>>> = sinks.map(|sink| Mutex::new(Some(sink))).collect();
-    let next_band = AtomicUsize::new(0);
-    let bad = (0..sinks.len())
+    let sinks: Vec<S> = sinks.collect();
+    let count = sinks.len();
+    let sinks = Mutex::new(sinks.into_iter().enumerate());
+    let bad = (0..count)
         .into_par_iter()
         .map_init(Vec::new, |canvas: &mut Vec<Vec4>, _| {
             // The first band no thread has taken, whichever job this is.
-            let band = next_band.fetch_add(1, Ordering::Relaxed);
-            let sink = sinks[band]
+            let (band, sink) = sinks
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
-                .take()
-                .expect("each band is taken once");
+                .next()
+                .expect("a band for each job");
             let y0 = region.y0 + band as u32 * TILE;
             let y1 = (y0 + TILE).min(region.y1);
             let band_tiles = tiles(Rect { y0, y1, ..region });
