@@ -291,7 +291,7 @@ impl Sight {
             level,
             along_z,
         };
-        let threads = rayon::current_num_threads().max(1);
+        let threads = rayon::current_num_threads();
         let slab = (SLAB_FLOATS / distances)
             .min(a_bins.div_ceil(SLABS_PER_THREAD * threads))
             .max(1);
