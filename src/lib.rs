@@ -6,7 +6,9 @@
 // The places allowed unsafe code are the SIMD kernels: the heightfield's
 // lanes and their lane vectors (`accel::heightfield::{lanes, simd}`), the
 // wide BVH's 8-wide box test (`accel::wide`) and its octets
-// (`accel::octet`): intrinsics behind a run-time CPU check.
+// (`accel::octet`), the PNG row filters (`output::png_stream`), the
+// 8-bit codes of eight pixels at once
+// (`render::srgb8_lanes`): intrinsics behind a run-time CPU check.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 

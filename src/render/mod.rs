@@ -5,6 +5,7 @@
 pub mod framebuffer;
 pub mod light;
 pub mod sampler;
+mod srgb8_lanes;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};

@@ -60,9 +60,25 @@ struct Srgb8Table {
     /// For each code k in 1..=255, the least f32 whose code is k or more
     /// (entry 0 is unused, entry 256 is +∞: no code above 255).
     steps: [f32; 257],
-    /// The code of the least f32 of each bucket of [0, 1).
+    /// The code of the least f32 of each bucket of [0, 1), then three
+    /// bytes of padding: a 32-bit gather of the last bucket's code reads
+    /// them ([`srgb8_tables`]).
     start: Vec<u8>,
 }
+
+/// [`srgb8`]'s tables, for code that looks up many values at once: the
+/// least f32 of each code k ≥ 1 (entry k; entry 256 is +∞), and the code
+/// at the start of each bucket of [0, 1) (x's bucket is
+/// `x.to_bits() >> SRGB8_BUCKET_SHIFT`), followed by three bytes that no
+/// bucket owns, so that every bucket's byte can be read as the low byte
+/// of a 32-bit load.
+pub fn srgb8_tables() -> (&'static [f32; 257], &'static [u8]) {
+    let t = srgb8_table();
+    (&t.steps, &t.start)
+}
+
+/// See [`srgb8_tables`].
+pub const SRGB8_BUCKET_SHIFT: u32 = BUCKET_SHIFT;
 
 /// Found once by bisection over the bit patterns of [0, 1] on the curve
 /// itself; valid because the code never falls as x rises, which
@@ -86,9 +102,8 @@ fn srgb8_table() -> &'static Srgb8Table {
             }
             *step = f32::from_bits(hi);
         }
-        let start: Vec<u8> = (0..1f32.to_bits() >> BUCKET_SHIFT)
-            .map(|b| code(b << BUCKET_SHIFT))
-            .collect();
+        let buckets = 1f32.to_bits() >> BUCKET_SHIFT;
+        let mut start: Vec<u8> = (0..buckets).map(|b| code(b << BUCKET_SHIFT)).collect();
         // Each bucket's last value is at most one code past its first.
         for (b, &k) in start.iter().enumerate() {
             let last = f32::from_bits((((b as u32) + 1) << BUCKET_SHIFT) - 1);
@@ -97,6 +112,7 @@ fn srgb8_table() -> &'static Srgb8Table {
                 "an sRGB bucket spans two steps"
             );
         }
+        start.extend([0; 3]);
         Srgb8Table { steps, start }
     })
 }
