@@ -266,10 +266,13 @@ pub fn write_exr(
     });
     let mut image = Image::from_channels((width as usize, height as usize), channels);
     for (k, v) in meta.pairs() {
+        // EXR text is bytes; UTF-8 keeps any scene file's name (the
+        // crate's checked constructor panics on characters past U+00FF).
+        let v = Text::from_slice_unchecked(v.as_bytes());
         image
             .attributes
             .other
-            .insert(Text::from(k), AttributeValue::Text(Text::from(v.as_str())));
+            .insert(Text::from(k), AttributeValue::Text(v));
     }
     let mut buf = std::io::Cursor::new(Vec::new());
     image.write().to_buffered(&mut buf).map_err(|e| {
@@ -309,12 +312,17 @@ pub fn read_png(path: &Path) -> Result<(DynamicImage, Vec<(String, String)>)> {
     let reader = decoder
         .read_info()
         .map_err(|e| Error::Usage(format!("{}: not a readable PNG: {e}", path.display())))?;
-    let texts = reader
-        .info()
+    let info = reader.info();
+    let latin1 = info
         .uncompressed_latin1_text
         .iter()
-        .map(|t| (t.keyword.clone(), t.text.clone()))
-        .collect();
+        .map(|t| (t.keyword.clone(), t.text.clone()));
+    // International (UTF-8) chunks: what a name outside ISO 8859-1 needs.
+    let utf8 = info
+        .utf8_text
+        .iter()
+        .filter_map(|t| Some((t.keyword.clone(), t.get_text().ok()?)));
+    let texts = latin1.chain(utf8).collect();
     let img = image::load_from_memory_with_format(&bytes, ImageFormat::Png).map_err(|source| {
         Error::Image {
             path: path.to_path_buf(),

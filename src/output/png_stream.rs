@@ -116,8 +116,14 @@ impl PngStream {
         enc.set_color(color);
         enc.set_depth(depth);
         for (k, v) in self.texts {
-            enc.add_text_chunk(k.to_string(), v)
-                .map_err(|e| e.to_string())?;
+            // tEXt holds ISO 8859-1 only; a scene file named in another
+            // script keeps its name in an international (UTF-8) chunk.
+            if v.chars().all(|c| (c as u32) <= 0xFF) {
+                enc.add_text_chunk(k.to_string(), v)
+            } else {
+                enc.add_itxt_chunk(k.to_string(), v)
+            }
+            .map_err(|e| e.to_string())?;
         }
         let mut file = enc.write_header().map_err(|e| e.to_string())?;
         for chunk in data.chunks(MAX_IDAT_BYTES) {

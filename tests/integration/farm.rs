@@ -265,3 +265,40 @@ fn bad_farm_options_exit_2() {
         assert!(!dir.path().join("x.png").exists());
     }
 }
+
+/// A scene file named outside ISO 8859-1 (which PNG's tEXt chunks hold)
+/// renders to PNG and EXR, its name kept whole in the metadata, and its
+/// tiles merge back into the full render.
+#[test]
+fn a_scene_named_in_any_script_renders_and_merges() {
+    let (dir, scene) = scene_dir("жар 火.json", SMALL_SCENE);
+    let s = scene.to_str().unwrap();
+    run_ok(dir.path(), &["render", s, "-q", "-o", "full.png"]);
+    run_ok(dir.path(), &["render", s, "-q", "-o", "full.exr"]);
+    for k in ["0", "1"] {
+        let out = format!("t{k}.png");
+        run_ok(
+            dir.path(),
+            &["render", s, "-q", "-o", &out, "--tile", k, "--tiles", "2"],
+        );
+    }
+    run_ok(
+        dir.path(),
+        &["merge", "t0.png", "t1.png", "-o", "m.png", "-q"],
+    );
+    let read = |name: &str| std::fs::read(dir.path().join(name)).unwrap();
+    assert_eq!(
+        read("m.png"),
+        read("full.png"),
+        "merged tiles are the full render"
+    );
+    let (_, texts) = scree::output::read_png(&dir.path().join("full.png")).unwrap();
+    let meta = scree::output::Metadata::from_pairs(&texts).unwrap();
+    assert!(meta.scene.ends_with("жар 火.json"), "{}", meta.scene);
+    let exr = read("full.exr");
+    let name = "жар 火.json".as_bytes();
+    assert!(
+        exr.windows(name.len()).any(|w| w == name),
+        "the EXR keeps the name in UTF-8"
+    );
+}
