@@ -57,27 +57,25 @@ mod x86 {
 
     use crate::shade::tonemap::{self, Tonemap, SRGB8_BUCKET_SHIFT};
 
-    #[target_feature(enable = "avx2")]
-    pub unsafe fn codes_avx2(
-        pixels: &[Vec4],
-        rgb: &mut [u8],
-        alpha: &mut [u8],
-        exposure_scale: f32,
-        op: Tonemap,
-    ) -> usize {
-        codes_here(pixels, rgb, alpha, exposure_scale, op)
+    /// [`codes_here`] compiled for one instruction set.
+    macro_rules! codes_for {
+        ($name:ident, $features:literal) => {
+            #[doc = concat!("The kernel compiled for `", $features, "`.")]
+            #[target_feature(enable = $features)]
+            pub unsafe fn $name(
+                pixels: &[Vec4],
+                rgb: &mut [u8],
+                alpha: &mut [u8],
+                exposure_scale: f32,
+                op: Tonemap,
+            ) -> usize {
+                codes_here(pixels, rgb, alpha, exposure_scale, op)
+            }
+        };
     }
 
-    #[target_feature(enable = "avx2,avx512f,avx512vl")]
-    pub unsafe fn codes_avx512(
-        pixels: &[Vec4],
-        rgb: &mut [u8],
-        alpha: &mut [u8],
-        exposure_scale: f32,
-        op: Tonemap,
-    ) -> usize {
-        codes_here(pixels, rgb, alpha, exposure_scale, op)
-    }
+    codes_for!(codes_avx2, "avx2");
+    codes_for!(codes_avx512, "avx2,avx512f,avx512vl");
 
     /// The kernel; the caller runs on a CPU with AVX2 and has checked that
     /// `rgb` and `alpha` hold `pixels`' codes.
