@@ -20,6 +20,7 @@
 
 use glam::Vec4;
 
+#[cfg(target_arch = "x86_64")]
 use crate::accel::isa::Isa;
 use crate::shade::tonemap::Tonemap;
 
