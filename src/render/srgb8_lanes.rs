@@ -56,7 +56,7 @@ mod x86 {
 
     use glam::Vec4;
 
-    use crate::shade::tonemap::{self, Tonemap, SRGB8_BUCKET_SHIFT};
+    use crate::shade::tonemap::{self, Tonemap, BUCKET_SHIFT};
 
     /// [`codes_here`] compiled for one instruction set.
     macro_rules! codes_for {
@@ -128,18 +128,13 @@ mod x86 {
                 ),
                 _mm256_set1_ps(0.5),
             ));
-            let a = _mm256_packus_epi16(_mm256_packus_epi32(a, a), zero_i());
+            let a = _mm256_packus_epi16(_mm256_packus_epi32(a, a), _mm256_setzero_si256());
             let low = _mm_cvtsi128_si32(_mm256_castsi256_si128(a)) as u32;
             let high = _mm_cvtsi128_si32(_mm256_extracti128_si256::<1>(a)) as u32;
             alpha[8 * g..8 * g + 8]
                 .copy_from_slice(&(low as u64 | (high as u64) << 32).to_le_bytes());
         }
         8 * groups
-    }
-
-    #[inline(always)]
-    unsafe fn zero_i() -> __m256i {
-        _mm256_setzero_si256()
     }
 
     /// The code of one channel `c` of eight pixels of coverage `w`
@@ -157,8 +152,7 @@ mod x86 {
         start: &[u8],
     ) -> __m256i {
         let exposed = _mm256_mul_ps(_mm256_and_ps(_mm256_div_ps(c, w), covered), scale);
-        let one = _mm256_set1_ps(1.0);
-        srgb8(curve(op, exposed, _mm256_setzero_ps(), one), steps, start)
+        srgb8(curve(op, exposed), steps, start)
     }
 
     /// Eight pixels from `p` as their r, g, b and coverage lanes (pixel k
@@ -188,7 +182,8 @@ mod x86 {
 
     /// [`tonemap::apply`] on one channel of eight pixels.
     #[inline(always)]
-    unsafe fn curve(op: Tonemap, c: __m256, zero: __m256, one: __m256) -> __m256 {
+    unsafe fn curve(op: Tonemap, c: __m256) -> __m256 {
+        let (zero, one) = (_mm256_setzero_ps(), _mm256_set1_ps(1.0));
         let c = _mm256_max_ps(c, zero);
         match op {
             Tonemap::Aces => {
@@ -225,7 +220,7 @@ mod x86 {
         ));
         // Lanes outside (0, 1) look up bucket 0 and are replaced below.
         let bucket = _mm256_and_si256(
-            _mm256_srli_epi32::<{ SRGB8_BUCKET_SHIFT as i32 }>(_mm256_castps_si256(x)),
+            _mm256_srli_epi32::<{ BUCKET_SHIFT as i32 }>(_mm256_castps_si256(x)),
             inside,
         );
         // The bucket's byte is the low byte of a 32-bit load from it (the

@@ -53,8 +53,9 @@ pub fn srgb8(x: f32) -> u8 {
     (k + (x >= t.steps[k + 1]) as usize) as u8
 }
 
-/// Buckets of [`srgb8`]: 2⁷ per octave of x.
-const BUCKET_SHIFT: u32 = 16;
+/// Buckets of [`srgb8`]: 2⁷ per octave of x (x's bucket is
+/// `x.to_bits() >> BUCKET_SHIFT`).
+pub const BUCKET_SHIFT: u32 = 16;
 
 struct Srgb8Table {
     /// For each code k in 1..=255, the least f32 whose code is k or more
@@ -68,17 +69,14 @@ struct Srgb8Table {
 
 /// [`srgb8`]'s tables, for code that looks up many values at once: the
 /// least f32 of each code k ≥ 1 (entry k; entry 256 is +∞), and the code
-/// at the start of each bucket of [0, 1) (x's bucket is
-/// `x.to_bits() >> SRGB8_BUCKET_SHIFT`), followed by three bytes that no
+/// at the start of each bucket of [0, 1) ([`BUCKET_SHIFT`]), followed by
+/// three bytes that no
 /// bucket owns, so that every bucket's byte can be read as the low byte
 /// of a 32-bit load.
 pub fn srgb8_tables() -> (&'static [f32; 257], &'static [u8]) {
     let t = srgb8_table();
     (&t.steps, &t.start)
 }
-
-/// See [`srgb8_tables`].
-pub const SRGB8_BUCKET_SHIFT: u32 = BUCKET_SHIFT;
 
 /// Found once by bisection over the bit patterns of [0, 1] on the curve
 /// itself; valid because the code never falls as x rises, which
