@@ -8,7 +8,9 @@
 // wide BVH's 8-wide box test (`accel::wide`) and its octets
 // (`accel::octet`), the PNG row filters (`output::png_stream`), the
 // 8-bit codes of eight pixels at once
-// (`render::srgb8_lanes`): intrinsics behind a run-time CPU check.
+// (`render::srgb8_lanes`): intrinsics behind a run-time CPU check; and
+// the heightmap import's memory pages (`terrain::pages`): a file mapped
+// read-only and `madvise` calls that change no byte.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 

@@ -15,7 +15,7 @@ use std::sync::{Mutex, PoisonError};
 use rayon::prelude::*;
 use serde::Deserialize;
 
-use super::{png_rows, Heightmap};
+use super::{pages, png_rows, Heightmap};
 use crate::accel::heightfield::ranges_len;
 
 /// Parameters of the heightmap importer.
@@ -116,72 +116,13 @@ pub fn load(path: &Path) -> Result<Imported, String> {
 /// [`heights`] takes them. Made in the parallel pass that converts the
 /// rows, they cost no pass of their own over the samples.
 ///
-/// The image's first bytes say how large its inflated rows will be, so the
-/// other thread faults in the pages for them while this one reads the rest
-/// of the file: a 4097² map's 33 MB would otherwise cost inflating, which
-/// is serial, 10-15 ms.
+/// The file is mapped rather than read ([`pages::FileBytes`]): inflating
+/// it starts at once.
 pub fn load_scaled(path: &Path, top: Option<f64>) -> Result<Imported, String> {
-    use std::io::Read;
-    let mut file = crate::texture::open_image_file(path)?;
-    let size = file.metadata().map_or(0, |m| m.len());
-    // At most MAX_IMAGE_FILE: `open_image_file` checked.
-    let mut bytes = Vec::with_capacity(size as usize);
-    let read = |file: &mut std::fs::File, bytes: &mut Vec<u8>, limit: u64| {
-        file.take(limit)
-            .read_to_end(bytes)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))
-    };
-    read(&mut file, &mut bytes, HEADER_BYTES as u64)?;
-    let rows_len = inflated_len(&bytes)
-        .filter(|&n| n <= MAX_DECODED_BYTES && png_rows::might_inflate_to(size as usize, n));
-    let (rest, rows) = rayon::join(
-        || read(&mut file, &mut bytes, crate::texture::MAX_IMAGE_FILE),
-        || {
-            rows_len.map(|n| {
-                let mut rows = vec![0u8; n];
-                touch_pages(&mut rows);
-                rows
-            })
-        },
-    );
-    rest?;
-    decode_scaled(&bytes, path, top, rows)
-}
-
-/// The signature and the IHDR chunk's length, type and data, which the
-/// PNG format puts first.
-const HEADER_BYTES: usize = 8 + 8 + 13;
-
-/// The length of a PNG's inflated rows (filter bytes included) as its
-/// first [`HEADER_BYTES`] declare it, when the image is one [`png_rows`]
-/// reads: not interlaced, of 8 or 16 bits, gray with or without alpha.
-/// A hint only: [`decode_scaled`] checks the header.
-fn inflated_len(header: &[u8]) -> Option<usize> {
-    let ihdr = header.get(16..HEADER_BYTES)?;
-    let dim = |at: usize| u32::from_be_bytes([ihdr[at], ihdr[at + 1], ihdr[at + 2], ihdr[at + 3]]);
-    let (w, h, depth, color, interlace) = (dim(0), dim(4), ihdr[8], ihdr[9], ihdr[12]);
-    let channels = match color {
-        0 => 1,
-        4 => 2,
-        _ => return None,
-    };
-    let bpp = match depth {
-        8 => channels,
-        16 => 2 * channels,
-        _ => return None,
-    };
-    (interlace == 0).then_some(())?;
-    png_rows::rows_len(w as usize, h as usize, bpp)
-}
-
-/// Writes every memory page of `items`, so that they are faulted in now
-/// rather than by whoever fills them. Through `black_box`: a zero stored
-/// to freshly zeroed memory is one the compiler may drop.
-fn touch_pages<T: Copy + Default>(items: &mut [T]) {
-    const PAGE_BYTES: usize = 4096;
-    for page in items.chunks_mut(PAGE_BYTES / std::mem::size_of::<T>()) {
-        *std::hint::black_box(&mut page[0]) = T::default();
-    }
+    let file = crate::texture::open_image_file(path)?;
+    let bytes = pages::FileBytes::of(file, crate::texture::MAX_IMAGE_FILE)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    decode_scaled(&bytes, path, top)
 }
 
 /// The most memory a heightmap's decoded pixels may take: room for the
@@ -192,28 +133,24 @@ const MAX_DECODED_BYTES: usize = 2 << 30;
 
 /// Decodes heightmap bytes (named `path` in messages).
 pub fn decode(bytes: &[u8], path: &Path) -> Result<Imported, String> {
-    decode_scaled(bytes, path, None, None)
+    decode_scaled(bytes, path, None)
 }
 
 /// Decodes a heightmap's PNG `bytes` (named `path` in messages), and given
-/// `top`, its heights (see [`load_scaled`]); the rows are inflated into
-/// `spare_rows` if it has their length.
+/// `top`, its heights (see [`load_scaled`]).
 ///
 /// Inflating the image is serial, and it is most of the work: a 4097²
 /// map's zlib stream takes 75-80 ms of one thread in libdeflate
-/// ([`png_rows`]). Meanwhile the other thread faults in the pages of the
-/// samples, the heights and the terrain hierarchy's room after them (a
-/// 4097² map's 144 MB, which would cost the conversion and the build as
-/// much again); then the rows are unfiltered and converted in parallel:
+/// ([`png_rows`]). Meanwhile the other thread faults in the pages
+/// ([`pages`]): first those of the rows being inflated, ahead of the
+/// inflating, then those of the samples, the heights and the terrain
+/// hierarchy's room after them (a 4097² map's 144 MB, which would cost the
+/// conversion and the build as much again); then the rows are unfiltered
+/// and converted in parallel:
 /// flipped (the image's top row is the north edge, our row 0 the south),
 /// the gray channel kept. Interlaced and 1-, 2- or 4-bit images, rare for
 /// heightmaps, are decoded by the `png` crate instead.
-fn decode_scaled(
-    bytes: &[u8],
-    path: &Path,
-    top: Option<f64>,
-    spare_rows: Option<Vec<u8>>,
-) -> Result<Imported, String> {
+fn decode_scaled(bytes: &[u8], path: &Path, top: Option<f64>) -> Result<Imported, String> {
     let cannot = |e: &dyn std::fmt::Display| format!("cannot read {}: {e}", path.display());
     let mut decoder = png::Decoder::new_with_limits(
         std::io::Cursor::new(bytes),
@@ -268,12 +205,14 @@ fn decode_scaled(
         if !png_rows::might_inflate_to(data.len(), len) {
             return Err(cannot(&"the image data ends early"));
         }
-        let mut raw = spare_rows
-            .filter(|rows| rows.len() == len)
-            .unwrap_or_else(|| vec![0u8; len]);
+        let mut raw = vec![0u8; len];
+        let rows = pages::Region::of(&mut raw);
         let (inflated, buffers) = rayon::join(
             || png_rows::inflate(&data, &mut raw),
-            || buffers(w * h, room, true),
+            || {
+                pages::populate(rows);
+                buffers(w * h, room, true)
+            },
         );
         inflated.map_err(|e| cannot(&e))?;
         png_rows::unfilter(&mut raw, w * bpp, bpp).map_err(|e| cannot(&e))?;
@@ -331,8 +270,8 @@ fn buffers(n: usize, room: Option<usize>, touch: bool) -> (Vec<u16>, Vec<f32>) {
     let mut samples = vec![0u16; n];
     let mut heights = room.map_or(Vec::new(), |room| vec![0.0f32; n + room]);
     if touch {
-        touch_pages(&mut samples);
-        touch_pages(&mut heights);
+        pages::fault_in(&mut samples);
+        pages::fault_in(&mut heights);
     }
     heights.truncate(n);
     (samples, heights)
@@ -686,36 +625,6 @@ mod tests {
             [80, 81, 82, 83, 84],
             "grid row 0 is image row 8"
         );
-    }
-
-    #[test]
-    fn the_header_hints_the_inflated_length_of_the_maps_it_inflates_whole() {
-        let header = |(w, h): (u32, u32), depth: u8, color: u8, interlace: u8| {
-            let mut bytes = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR".to_vec();
-            bytes.extend(w.to_be_bytes());
-            bytes.extend(h.to_be_bytes());
-            bytes.extend([depth, color, 0, 0, interlace]);
-            bytes
-        };
-        assert_eq!(inflated_len(&header((300, 200), 16, 0, 0)), Some(200 * 601));
-        assert_eq!(inflated_len(&header((300, 200), 8, 0, 0)), Some(200 * 301));
-        assert_eq!(
-            inflated_len(&header((300, 200), 16, 4, 0)),
-            Some(200 * 1201)
-        );
-        assert_eq!(inflated_len(&header((300, 200), 8, 4, 0)), Some(200 * 601));
-        // Colour, low bit depths and interlacing go through the png crate.
-        assert_eq!(inflated_len(&header((300, 200), 8, 2, 0)), None);
-        assert_eq!(inflated_len(&header((300, 200), 4, 0, 0)), None);
-        assert_eq!(inflated_len(&header((300, 200), 8, 0, 1)), None);
-        assert_eq!(inflated_len(&header((300, 200), 8, 0, 0)[..28]), None);
-        // As the file's first bytes say.
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("h.png");
-        let img = image::ImageBuffer::from_fn(30, 20, |x, y| image::Luma([(x * 20 + y) as u16]));
-        image::DynamicImage::ImageLuma16(img).save(&path).unwrap();
-        let bytes = std::fs::read(&path).unwrap();
-        assert_eq!(inflated_len(&bytes[..HEADER_BYTES]), Some(20 * 61));
     }
 
     /// Writes at `path` a 16-bit gray PNG's header for `w` × `h` samples,

@@ -10,6 +10,7 @@ pub mod hills;
 pub mod import;
 pub mod mesh;
 pub mod noise;
+pub mod pages;
 pub mod png_rows;
 pub mod post;
 
