@@ -26,22 +26,68 @@ pub struct HeightmapFile {
     pub path: String,
 }
 
-/// A decoded grayscale heightmap, row 0 = south (grid order): sample k's
-/// value in [0, 1] is `samples[k] / full_scale` (255 or 65535 for PNGs).
+/// A decoded grayscale heightmap, row 0 = south (grid order): sample
+/// (i, j)'s value in [0, 1] is [`Imported::sample`] / `full_scale` (255
+/// or 65535 for PNGs).
 #[derive(Debug)]
 pub struct Imported {
     /// Samples per row.
     pub width: usize,
     /// Rows.
     pub height: usize,
-    /// Row-major raw samples.
-    pub samples: Vec<u16>,
+    /// The raw samples.
+    store: Store,
     /// The raw value of 1.0.
     pub full_scale: f64,
     /// [`heights`] at the map's own size for one scale, made while the map
     /// was read ([`load_scaled`]), until the first call that asks for
     /// exactly those takes them.
     scaled: Mutex<Option<Scaled>>,
+}
+
+/// Where a map's raw samples are.
+#[derive(Debug, Clone)]
+enum Store {
+    /// Row-major, row 0 south.
+    Plain(Vec<u16>),
+    /// A PNG's decoded rows as they are, image row 0 (the north edge)
+    /// first: kept rather than copied out, since a copy of a 4097² map's
+    /// samples costs 33.5 MB of fresh pages and a pass over them.
+    Png(PngRows),
+}
+
+/// The decoded rows of a gray PNG.
+#[derive(Debug, Clone)]
+struct PngRows {
+    /// The rows, `pitch` bytes apart, their pixels from `skip` bytes in.
+    bytes: Vec<u8>,
+    pitch: usize,
+    skip: usize,
+    /// Bytes a pixel; its first one (8 bits) or two (16 bits, big-endian)
+    /// are the gray sample.
+    bpp: usize,
+    /// Whether samples are 16-bit.
+    wide: bool,
+}
+
+impl PngRows {
+    /// Grid row `i` (of `h`)'s `w` samples, in order, into `out`, each
+    /// through `f`.
+    #[inline]
+    fn row_into<T>(&self, i: usize, h: usize, out: &mut [T], f: impl Fn(u16) -> T) {
+        let w = out.len();
+        let pixels = self.bytes[(h - 1 - i) * self.pitch + self.skip..][..w * self.bpp]
+            .chunks_exact(self.bpp);
+        if self.wide {
+            for (out, px) in out.iter_mut().zip(pixels) {
+                *out = f(u16::from_be_bytes([px[0], px[1]]));
+            }
+        } else {
+            for (out, px) in out.iter_mut().zip(pixels) {
+                *out = f(px[0] as u16);
+            }
+        }
+    }
 }
 
 /// The samples times `top`, rounded to f32.
@@ -55,19 +101,58 @@ impl Imported {
     /// A map of `width` × `height` raw `samples` (row-major, row 0 south),
     /// `full_scale` being the raw value of 1.0.
     pub fn new(width: usize, height: usize, samples: Vec<u16>, full_scale: f64) -> Imported {
+        assert_eq!(samples.len(), width * height, "one sample per grid point");
         Imported {
             width,
             height,
-            samples,
+            store: Store::Plain(samples),
             full_scale,
             scaled: Mutex::new(None),
         }
     }
 
+    /// The raw sample at row `i`, column `j` (row 0 south).
+    #[inline]
+    pub fn sample(&self, i: usize, j: usize) -> u16 {
+        match &self.store {
+            Store::Plain(samples) => samples[i * self.width + j],
+            Store::Png(rows) => {
+                let at = (self.height - 1 - i) * rows.pitch + rows.skip + j * rows.bpp;
+                if rows.wide {
+                    u16::from_be_bytes([rows.bytes[at], rows.bytes[at + 1]])
+                } else {
+                    rows.bytes[at] as u16
+                }
+            }
+        }
+    }
+
+    /// Row `i`'s samples (row 0 south), each through `f`, into `out`
+    /// (`width` long).
+    fn row_into<T>(&self, i: usize, out: &mut [T], f: impl Fn(u16) -> T) {
+        match &self.store {
+            Store::Plain(samples) => {
+                for (out, &v) in out.iter_mut().zip(&samples[i * self.width..][..self.width]) {
+                    *out = f(v);
+                }
+            }
+            Store::Png(rows) => rows.row_into(i, self.height, out, f),
+        }
+    }
+
+    /// The raw samples, row-major, row 0 south.
+    pub fn samples(&self) -> Vec<u16> {
+        let mut all = vec![0; self.width * self.height];
+        for (i, row) in all.chunks_mut(self.width).enumerate() {
+            self.row_into(i, row, |v| v);
+        }
+        all
+    }
+
     /// Sample (row `i`, column `j`) in [0, 1].
     #[inline]
     pub fn value(&self, i: usize, j: usize) -> f64 {
-        self.samples[i * self.width + j] as f64 / self.full_scale
+        self.sample(i, j) as f64 / self.full_scale
     }
 
     /// The heights made while reading for scale `top`, if they were and
@@ -89,7 +174,7 @@ impl Imported {
 impl PartialEq for Imported {
     fn eq(&self, other: &Imported) -> bool {
         (self.width, self.height, self.full_scale) == (other.width, other.height, other.full_scale)
-            && self.samples == other.samples
+            && self.samples() == other.samples()
     }
 }
 
@@ -97,12 +182,13 @@ impl PartialEq for Imported {
 /// original.
 impl Clone for Imported {
     fn clone(&self) -> Imported {
-        Imported::new(
-            self.width,
-            self.height,
-            self.samples.clone(),
-            self.full_scale,
-        )
+        Imported {
+            width: self.width,
+            height: self.height,
+            store: self.store.clone(),
+            full_scale: self.full_scale,
+            scaled: Mutex::new(None),
+        }
     }
 }
 
@@ -196,7 +282,7 @@ fn decode_scaled(bytes: &[u8], path: &Path, top: Option<f64>) -> Result<Imported
     let room = top.map(|_| ranges_len(w, h));
     // The pixel rows, `pitch` bytes apart from `skip` bytes in, pixels
     // of `bpp` bytes whose first one or two are the gray sample.
-    let (raw, pitch, skip, bpp, (mut samples, mut heights)) = if inflate_whole {
+    let (rows, mut heights) = if inflate_whole {
         let data = png_rows::image_data(bytes).map_err(|e| cannot(&e))?;
         // The samples as stored, before any alpha for a transparent colour.
         let bpp = info.color_type.samples() * if wide { 2 } else { 1 };
@@ -206,17 +292,24 @@ fn decode_scaled(bytes: &[u8], path: &Path, top: Option<f64>) -> Result<Imported
             return Err(cannot(&"the image data ends early"));
         }
         let mut raw = vec![0u8; len];
-        let rows = pages::Region::of(&mut raw);
-        let (inflated, buffers) = rayon::join(
+        let pages_of_raw = pages::Region::of(&mut raw);
+        let (inflated, heights) = rayon::join(
             || png_rows::inflate(&data, &mut raw),
             || {
-                pages::populate(rows);
-                buffers(w * h, room, true)
+                pages::populate(pages_of_raw);
+                heights_room(w * h, room, true)
             },
         );
         inflated.map_err(|e| cannot(&e))?;
         png_rows::unfilter(&mut raw, w * bpp, bpp).map_err(|e| cannot(&e))?;
-        (raw, w * bpp + 1, 1, bpp, buffers)
+        let rows = PngRows {
+            bytes: raw,
+            pitch: w * bpp + 1,
+            skip: 1,
+            bpp,
+            wide,
+        };
+        (rows, heights)
     } else {
         let mut raw = vec![0u8; reader.output_buffer_size().unwrap_or(0)];
         reader.next_frame(&mut raw).map_err(|e| cannot(&e))?;
@@ -224,57 +317,43 @@ fn decode_scaled(bytes: &[u8], path: &Path, top: Option<f64>) -> Result<Imported
             .output_line_size(w as u32)
             .ok_or_else(|| cannot(&"rows too long"))?;
         let bpp = channels * if wide { 2 } else { 1 };
-        (raw, pitch, 0, bpp, buffers(w * h, room, false))
+        let rows = PngRows {
+            bytes: raw,
+            pitch,
+            skip: 0,
+            bpp,
+            wide,
+        };
+        (rows, heights_room(w * h, room, false))
     };
     let full_scale = if wide { 65535.0 } else { 255.0 };
-    // Grid row i is image row h − 1 − i.
-    let gray = |i: usize, out: &mut [u16]| {
-        let pixels = raw[(h - 1 - i) * pitch + skip..][..w * bpp].chunks_exact(bpp);
-        if wide {
-            for (out, px) in out.iter_mut().zip(pixels) {
-                *out = u16::from_be_bytes([px[0], px[1]]);
-            }
-        } else {
-            for (out, px) in out.iter_mut().zip(pixels) {
-                *out = px[0] as u16;
-            }
-        }
-    };
-    let rows = samples.par_chunks_mut(w).enumerate();
-    match top {
+    if let Some(top) = top {
         // As `heights` makes them at the map's own size.
-        Some(top) => rows
-            .zip(heights.par_chunks_mut(w))
-            .for_each(|((i, row), heights)| {
-                gray(i, row);
-                for (out, &v) in heights.iter_mut().zip(&*row) {
-                    *out = (v as f64 / full_scale * top) as f32;
-                }
-            }),
-        None => rows.for_each(|(i, row)| gray(i, row)),
+        heights.par_chunks_mut(w).enumerate().for_each(|(i, out)| {
+            rows.row_into(i, h, out, |v| (v as f64 / full_scale * top) as f32)
+        });
     }
     Ok(Imported {
         width: w,
         height: h,
-        samples,
+        store: Store::Png(rows),
         full_scale,
         scaled: Mutex::new(top.map(|top| Scaled { top, heights })),
     })
 }
 
-/// Room for `n` samples and, given `room` (floats for the terrain
-/// hierarchy's ranges after them), `n` heights; without `room`, no
-/// heights. With `touch`, every page is written, so that filling them
-/// later faults nothing in (worth it where a thread would otherwise wait).
-fn buffers(n: usize, room: Option<usize>, touch: bool) -> (Vec<u16>, Vec<f32>) {
-    let mut samples = vec![0u16; n];
+/// Given `room` (floats for the terrain hierarchy's ranges after them),
+/// room for `n` heights and that many more floats, of which `n` are kept;
+/// without `room`, no heights. With `touch`, every page is faulted in, so
+/// that filling them later faults nothing in (worth it where a thread
+/// would otherwise wait).
+fn heights_room(n: usize, room: Option<usize>, touch: bool) -> Vec<f32> {
     let mut heights = room.map_or(Vec::new(), |room| vec![0.0f32; n + room]);
     if touch {
-        pages::fault_in(&mut samples);
         pages::fault_in(&mut heights);
     }
     heights.truncate(n);
-    (samples, heights)
+    heights
 }
 
 /// The map resampled to `w` × `h` heights, `top` at full scale, rounded
@@ -307,9 +386,9 @@ pub fn resample_with<T: Send + Copy + Default>(
 ) -> Vec<T> {
     let mut out = vec![T::default(); w * h];
     if (w, h) == (src.width, src.height) {
-        out.par_iter_mut()
-            .zip(&src.samples)
-            .for_each(|(out, &v)| *out = f(v as f64 / src.full_scale));
+        out.par_chunks_mut(w)
+            .enumerate()
+            .for_each(|(i, row)| src.row_into(i, row, |v| f(v as f64 / src.full_scale)));
         return out;
     }
     out.par_chunks_mut(w).enumerate().for_each(|(i, row)| {
@@ -370,11 +449,11 @@ mod tests {
         img.save(&path).unwrap();
         let m = load(&path).unwrap();
         assert_eq!(
-            (&m.samples[..3], m.value(0, 0)),
+            (&m.samples()[..3], m.value(0, 0)),
             (&[0; 3][..], 0.0),
             "row 0 (south) is the image's bottom row"
         );
-        assert_eq!((&m.samples[3..], m.value(1, 2)), (&[255; 3][..], 1.0));
+        assert_eq!((&m.samples()[3..], m.value(1, 2)), (&[255; 3][..], 1.0));
     }
 
     #[test]
@@ -394,7 +473,7 @@ mod tests {
         image::DynamicImage::ImageLumaA16(img).save(&path).unwrap();
         let m = load(&path).unwrap();
         assert_eq!((m.width, m.height, m.full_scale), (3, 2, 65535.0));
-        assert_eq!(m.samples, vec![0, 65535, 7, 1000, 2000, 3000]);
+        assert_eq!(m.samples(), vec![0, 65535, 7, 1000, 2000, 3000]);
         assert_eq!(m.value(1, 2), 3000.0 / 65535.0);
     }
 
@@ -423,7 +502,7 @@ mod tests {
         let src = Imported::new(3, 2, vec![0, 1, 2, 3, 4, 255], 255.0);
         let out = resample(&src, 3, 2, 10.0);
         let expect: Vec<f64> = src
-            .samples
+            .samples()
             .iter()
             .map(|&v| v as f64 / 255.0 * 10.0)
             .collect();
@@ -462,7 +541,7 @@ mod tests {
         // 4 × 2 at 2 bits: top row 0 1 2 3, bottom row 3 2 1 0.
         let m = load_gray((4, 2), png::BitDepth::Two, &[0b00_01_10_11, 0b11_10_01_00]);
         assert_eq!((m.width, m.height, m.full_scale), (4, 2, 255.0));
-        assert_eq!(m.samples, vec![255, 170, 85, 0, 0, 85, 170, 255]);
+        assert_eq!(m.samples(), vec![255, 170, 85, 0, 0, 85, 170, 255]);
     }
 
     #[test]
@@ -470,7 +549,42 @@ mod tests {
         // 2 × 2: top row 0x0102 0xfffe, bottom row 0x8000 0x0001.
         let packed = [1, 2, 0xff, 0xfe, 0x80, 0, 0, 1];
         let m = load_gray((2, 2), png::BitDepth::Sixteen, &packed);
-        assert_eq!(m.samples, vec![0x8000, 1, 0x0102, 0xfffe]);
+        assert_eq!(m.samples(), vec![0x8000, 1, 0x0102, 0xfffe]);
+    }
+
+    /// Every way of reading a decoded map's samples gives the same ones:
+    /// one at a time, all at once, row by row at the map's own size, and
+    /// from a copy; for rows inflated whole (16-bit gray with alpha,
+    /// 8-bit) and rows the png crate expanded (2-bit).
+    #[test]
+    fn a_maps_samples_read_alike_every_way() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.png");
+        let img = image::ImageBuffer::from_fn(5, 3, |x, y| {
+            image::LumaA([(7919 * (x + 5 * y) % 65536) as u16, 999 * x as u16])
+        });
+        image::DynamicImage::ImageLumaA16(img).save(&path).unwrap();
+        let maps = [
+            load(&path).unwrap(),
+            load_gray((3, 2), png::BitDepth::Eight, &[9, 8, 7, 6, 5, 4]),
+            load_gray((4, 2), png::BitDepth::Two, &[0b00_01_10_11, 0b11_10_01_00]),
+        ];
+        for m in &maps {
+            let all = m.samples();
+            let (w, h) = (m.width, m.height);
+            assert!(all.iter().collect::<std::collections::HashSet<_>>().len() >= 4);
+            for i in 0..h {
+                for j in 0..w {
+                    assert_eq!(m.sample(i, j), all[i * w + j]);
+                    assert_eq!(m.value(i, j), all[i * w + j] as f64 / m.full_scale);
+                }
+            }
+            let values: Vec<f64> = all.iter().map(|&v| v as f64 / m.full_scale).collect();
+            assert_eq!(resample(m, w, h, 1.0), values);
+            assert_eq!(&m.clone(), m);
+            assert_eq!(Imported::new(w, h, all, m.full_scale), *m);
+        }
+        assert_eq!(maps[1].samples(), vec![6, 5, 4, 9, 8, 7]);
     }
 
     /// A `w` × `h` 16-bit map whose every sample differs: image row r
@@ -527,7 +641,7 @@ mod tests {
             for j in 0..w as usize {
                 let r = h as usize - 1 - i;
                 assert_eq!(
-                    m.samples[i * 5 + j],
+                    m.samples()[i * 5 + j],
                     (1000 * r + j) as u16,
                     "row {i}, column {j}"
                 );
@@ -621,7 +735,7 @@ mod tests {
             load_gray((w as u32, h as u32), png::BitDepth::Eight, &plain)
         );
         assert_eq!(
-            m.samples[0..5],
+            m.samples()[0..5],
             [80, 81, 82, 83, 84],
             "grid row 0 is image row 8"
         );
@@ -706,7 +820,7 @@ mod tests {
                 bytes.truncate((hash3(case, 5, 0) % bytes.len() as u64) as usize);
             }
             match decode(&bytes, path) {
-                Ok(m) => assert_eq!((m.width, m.height, m.samples.len()), (23, 17, 23 * 17)),
+                Ok(m) => assert_eq!((m.width, m.height, m.samples().len()), (23, 17, 23 * 17)),
                 Err(e) => {
                     assert!(e.contains("damaged.png"), "case {case}: {e}");
                     refused += 1;
