@@ -295,15 +295,31 @@ impl Simd for Avx512 {
     #[inline]
     #[target_feature(enable = "avx512f")]
     unsafe fn pairs(data: *const f32, first: __m512i, second: __m512i) -> [__m512; 4] {
-        // Each 64-bit (f32, f32) pair gathered whole, eight lanes at a
-        // time; the evens and odds of both halves then make the vectors.
+        // Each (f32, f32) pair loaded whole, two lanes to 128 bits and
+        // four of those to each half's vector; the evens and odds of both
+        // halves then make the vectors. On AMD Zen 4 the 32 loads beat two
+        // 8-wide 64-bit gathers: 2–16% more rays a second, `scree bench`
+        // on the peer workload, alternating builds (the walks wait on
+        // these: a quarter to a third of their time on the gathers).
         let evens = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
         let odds = _mm512_add_epi32(evens, _mm512_set1_epi32(1));
         let split = |at: __m512i| {
-            let low = _mm512_i32gather_epi64::<4>(_mm512_castsi512_si256(at), data as *const i64);
-            let high =
-                _mm512_i32gather_epi64::<4>(_mm512_extracti64x4_epi64::<1>(at), data as *const i64);
-            let (low, high) = (_mm512_castsi512_ps(low), _mm512_castsi512_ps(high));
+            let mut index = [0i32; 16];
+            _mm512_storeu_si512(index.as_mut_ptr() as *mut __m512i, at);
+            let q = |k: usize| {
+                let low = _mm_loadl_epi64(data.add(index[k] as usize) as *const __m128i);
+                _mm_castpd_si128(_mm_loadh_pd(
+                    _mm_castsi128_pd(low),
+                    data.add(index[k + 1] as usize) as *const f64,
+                ))
+            };
+            let half = |k: usize| {
+                let v = _mm512_castsi128_si512(q(k));
+                let v = _mm512_inserti32x4::<1>(v, q(k + 2));
+                let v = _mm512_inserti32x4::<2>(v, q(k + 4));
+                _mm512_castsi512_ps(_mm512_inserti32x4::<3>(v, q(k + 6)))
+            };
+            let (low, high) = (half(0), half(8));
             (
                 _mm512_permutex2var_ps(low, evens, high),
                 _mm512_permutex2var_ps(low, odds, high),
