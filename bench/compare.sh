@@ -77,6 +77,15 @@ frames() {
   q=$(printf '%s\n' "${ours[@]}" | median)
   echo "--- frames, medians of $rounds: POV-Ray $p s, scree $q s: $(awk -v p="$p" -v q="$q" 'BEGIN {printf "%.1f", p / q}')x"
 }
+# Whole frames first, for every size: run right after the benches, whose
+# mesh runs free up to 5.6 GB, the first rounds of both renderers were
+# slow (a 4097² scree frame 0.55-0.72 s against 0.41 s two rounds later,
+# POV-Ray's 4.5 against 3.8 s), as if the host had to back that memory
+# again.
+for size in "${sizes[@]}"; do
+  echo "=== $size² samples: frames"
+  frames "$size"
+done
 for size in "${sizes[@]}"; do
   echo "=== $size² samples"
   embree "data/terrain_$size.obj"
@@ -84,7 +93,6 @@ for size in "${sizes[@]}"; do
   "$scree" bench --heightmap "data/terrain_$size.png" --json
   echo "--- scree bench, BVH"
   "$scree" bench --obj "data/terrain_$size.obj" --json
-  frames "$size"
 done
 echo "=== rock field: scenes/boulder-field.json's 400 rocks as one mesh"
 "$scree" terrain ../scenes/boulder-field.json --rocks-obj data/rocks.obj -q
