@@ -200,13 +200,7 @@ impl Simd for Avx2 {
             _mm256_storeu_si256(index.as_mut_ptr() as *mut __m256i, at);
             // Four 64-bit loads per half: cheaper than a gather on AMD
             // Zen 3 (a 4-wide gather costs ~3 ns, these ~1.7).
-            let half = |k: usize| {
-                let low = _mm_loadl_epi64(data.add(index[k] as usize) as *const __m128i);
-                _mm_castpd_si128(_mm_loadh_pd(
-                    _mm_castsi128_pd(low),
-                    data.add(index[k + 1] as usize) as *const f64,
-                ))
-            };
+            let half = |k: usize| two_pairs(data, index[k], index[k + 1]);
             let (a, b, c, d) = (half(0), half(2), half(4), half(6));
             // Lanes 0–3 and 4–7 as (x, y) pairs.
             let low =
@@ -227,6 +221,24 @@ impl Simd for Avx2 {
         let (c, d) = split(second);
         [a, b, c, d]
     }
+}
+
+/// The (f32, f32) pairs at `data[a]` and `data[b]`, loaded whole into
+/// one 128-bit vector: two lanes' worth of [`Simd::pairs`]. SSE2 only, so
+/// it inlines into every copy (and into closures, which do not inherit a
+/// function's target features).
+///
+/// # Safety
+///
+/// Both indices, and the ones after them, must be within `data`'s
+/// allocation.
+#[inline(always)]
+unsafe fn two_pairs(data: *const f32, a: i32, b: i32) -> __m128i {
+    let low = _mm_loadl_epi64(data.add(a as usize) as *const __m128i);
+    _mm_castpd_si128(_mm_loadh_pd(
+        _mm_castsi128_pd(low),
+        data.add(b as usize) as *const f64,
+    ))
 }
 
 /// Sixteen lanes of AVX-512 (F); masks are mask registers.
@@ -306,13 +318,7 @@ impl Simd for Avx512 {
         let split = |at: __m512i| {
             let mut index = [0i32; 16];
             _mm512_storeu_si512(index.as_mut_ptr() as *mut __m512i, at);
-            let q = |k: usize| {
-                let low = _mm_loadl_epi64(data.add(index[k] as usize) as *const __m128i);
-                _mm_castpd_si128(_mm_loadh_pd(
-                    _mm_castsi128_pd(low),
-                    data.add(index[k + 1] as usize) as *const f64,
-                ))
-            };
+            let q = |k: usize| two_pairs(data, index[k], index[k + 1]);
             let half = |k: usize| {
                 let v = _mm512_castsi128_si512(q(k));
                 let v = _mm512_inserti32x4::<1>(v, q(k + 2));
