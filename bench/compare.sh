@@ -4,7 +4,9 @@
 # the figures of README's Performance table.
 #
 #   bench/compare.sh [SIZE ...]        (default: 1025 2049 4097)
-#   ROUNDS=N bench/compare.sh ...      (whole frames: N rounds each, default 3)
+#   ROUNDS=N bench/compare.sh ...      (whole frames: N rounds each, default 5)
+#   REPS=N bench/compare.sh ...        (Embree's and scree bench's passes:
+#                                       N repetitions each, default 5)
 #
 # Needs: python3 with numpy (the workload generator), libembree-dev and gcc
 # (Embree's program), povray. Generated files go to bench/data/.
@@ -29,11 +31,17 @@ if [ ! -x bench/out/embree_bench_robust ]; then
     { echo "compare.sh: could not add the robust flag to embree_bench.c" >&2; exit 2; }
   gcc -O3 -march=native -fopenmp bench/out/embree_bench_robust.c -o bench/out/embree_bench_robust -lembree3 -lm
 fi
+# Passes of Embree's program and of scree bench: $REPS repetitions each (5
+# unless set), rates the medians. With three, one slow spell of the host
+# in a one- or two-thread pass moved the thread scaling of either program
+# by a tenth (1.82 to 2.18 within one run), while a pure compute loop
+# and random reads over 32 MB scaled 1.98-1.99 on the same machine.
+reps=${REPS:-5}
 # Embree's figures for a mesh (single rays, 1 and 2 threads), then the
 # robust copy's checksums.
 embree() {
   echo "--- Embree (single rays)"
-  out/embree_bench "$1" --quality medium --threads 1,2 --reps 3 2>&1 | grep -E "RESULT|peak RSS"
+  out/embree_bench "$1" --quality medium --threads 1,2 --reps "$reps" 2>&1 | grep -E "RESULT|peak RSS"
   echo "--- Embree, robust test (checksums)"
   out/embree_bench_robust "$1" --quality medium --threads 2 --reps 1 2>&1 |
     grep RESULT | grep -oE "hits=[0-9]+ occluded=[0-9]+"
@@ -52,11 +60,12 @@ for size in "${sizes[@]}"; do
 done
 cd bench
 cp "$peers/terrain.pov" out/terrain.pov
-# Whole frames, POV-Ray's and scree's taking turns for $ROUNDS rounds (3
+# Whole frames, POV-Ray's and scree's taking turns for $ROUNDS rounds (5
 # unless set), so that a slow spell of the shared host falls on both; then
 # the medians of the wall times and their ratio. One frame each moved the
-# ratio by up to a third from run to run.
-rounds=${ROUNDS:-3}
+# ratio by up to a third from run to run, and the median of three by up
+# to a tenth (a 1025² frame of 0.22 to 0.36 s within one run).
+rounds=${ROUNDS:-5}
 median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 frames() {
   local size=$1 pov=() ours=() round line
@@ -90,12 +99,12 @@ for size in "${sizes[@]}"; do
   echo "=== $size² samples"
   embree "data/terrain_$size.obj"
   echo "--- scree bench, grid"
-  "$scree" bench --heightmap "data/terrain_$size.png" --json
+  "$scree" bench --heightmap "data/terrain_$size.png" --reps "$reps" --json
   echo "--- scree bench, BVH"
-  "$scree" bench --obj "data/terrain_$size.obj" --json
+  "$scree" bench --obj "data/terrain_$size.obj" --reps "$reps" --json
 done
 echo "=== rock field: scenes/boulder-field.json's 400 rocks as one mesh"
 "$scree" terrain ../scenes/boulder-field.json --rocks-obj data/rocks.obj -q
 embree data/rocks.obj
 echo "--- scree bench, BVH"
-"$scree" bench --obj data/rocks.obj --json
+"$scree" bench --obj data/rocks.obj --reps "$reps" --json
