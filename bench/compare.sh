@@ -37,6 +37,8 @@ fi
 # by a tenth (1.82 to 2.18 within one run), while a pure compute loop
 # and random reads over 32 MB scaled 1.98-1.99 on the same machine.
 reps=${REPS:-5}
+# scree bench's figures (its arguments: the input), as one JSON line.
+scree_bench() { "$scree" bench "$@" --reps "$reps" --json; }
 # Embree's figures for a mesh (single rays, 1 and 2 threads), then the
 # robust copy's checksums.
 embree() {
@@ -99,12 +101,12 @@ for size in "${sizes[@]}"; do
   echo "=== $size² samples"
   embree "data/terrain_$size.obj"
   echo "--- scree bench, grid"
-  "$scree" bench --heightmap "data/terrain_$size.png" --reps "$reps" --json
+  scree_bench --heightmap "data/terrain_$size.png"
   echo "--- scree bench, BVH"
-  "$scree" bench --obj "data/terrain_$size.obj" --reps "$reps" --json
+  scree_bench --obj "data/terrain_$size.obj"
 done
 echo "=== rock field: scenes/boulder-field.json's 400 rocks as one mesh"
 "$scree" terrain ../scenes/boulder-field.json --rocks-obj data/rocks.obj -q
 embree data/rocks.obj
 echo "--- scree bench, BVH"
-"$scree" bench --obj data/rocks.obj --reps "$reps" --json
+scree_bench --obj data/rocks.obj
