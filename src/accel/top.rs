@@ -429,11 +429,7 @@ mod tests {
     fn instances_match_transformed_copies() {
         let n = 40;
         let mesh = tetra();
-        let heights = Heightmap {
-            width: 9,
-            height: 9,
-            data: (0..81).map(|k| (k % 7) as f32 * 0.2).collect(),
-        };
+        let heights = Heightmap::new(9, 9, (0..81).map(|k| (k % 7) as f32 * 0.2).collect());
         let grid = TerrainGrid {
             heights,
             size: [30.0, 30.0],
@@ -528,11 +524,11 @@ mod tests {
             mesh: 0,
             transform: Some(Transform::new(placement(k))),
         });
-        let heights = Heightmap {
-            width: 17,
-            height: 17,
-            data: (0..289).map(|k| ((k * 7) % 11) as f32 * 0.15).collect(),
-        };
+        let heights = Heightmap::new(
+            17,
+            17,
+            (0..289).map(|k| ((k * 7) % 11) as f32 * 0.15).collect(),
+        );
         let grid = TerrainGrid {
             heights,
             size: [30.0, 30.0],

@@ -254,11 +254,7 @@ mod tests {
 
     fn world(width: usize, height: usize, data: Vec<f32>, size: f32) -> World {
         let grid = TerrainGrid {
-            heights: Heightmap {
-                width,
-                height,
-                data,
-            },
+            heights: Heightmap::new(width, height, data),
             size: [size, size],
         };
         World::from_terrain(grid, Material::Albedo(Vec3::splat(0.5)), false)

@@ -157,24 +157,20 @@ mod tests {
     fn grid() -> TerrainGrid {
         // 3 × 3 samples over 2 × 2 world units: cells are 1 × 1.
         TerrainGrid {
-            heights: Heightmap {
-                width: 3,
-                height: 3,
-                data: vec![0.0, 1.0, 2.0, 3.0, 5.0, 4.0, 1.0, 0.0, 8.0],
-            },
+            heights: Heightmap::new(3, 3, vec![0.0, 1.0, 2.0, 3.0, 5.0, 4.0, 1.0, 0.0, 8.0]),
             size: [2.0, 2.0],
         }
     }
 
     #[test]
     fn vertex_normals_are_the_meshs_bit_for_bit() {
-        let heights = crate::terrain::Heightmap {
-            width: 13,
-            height: 9,
-            data: (0..13 * 9)
+        let heights = crate::terrain::Heightmap::new(
+            13,
+            9,
+            (0..13 * 9)
                 .map(|k| crate::hash::unit_f32(5, k as u64, 0) * 4.0)
                 .collect(),
-        };
+        );
         let g = TerrainGrid {
             heights,
             size: [6.0, 4.0],

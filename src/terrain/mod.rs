@@ -166,7 +166,7 @@ mod tests {
                 ..FaultLine::default()
             };
             let h = gen(&Generator::FaultLine(p), 65, 65, 1.0, 4);
-            h.data
+            h.data()
                 .windows(2)
                 .map(|w| (w[1] - w[0]).abs() as f64)
                 .sum::<f64>()
@@ -268,6 +268,6 @@ mod tests {
             normalize: false,
             ..Recipe::new(Generator::Heightmap(Arc::new(m)), 2, 2, 8.0)
         };
-        assert_eq!(generate(&r, 0).data, vec![2.0, 4.0, 4.0, 6.0]);
+        assert_eq!(generate(&r, 0).data(), vec![2.0, 4.0, 4.0, 6.0]);
     }
 }

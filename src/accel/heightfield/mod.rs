@@ -51,6 +51,7 @@ use rayon::prelude::*;
 use self::bundle::Hint;
 use super::bvh::Hit;
 use super::ray::{hit_sheared, shear_vertices, Aabb, Ray, CULL_SLACK, ROBUST_FAR};
+use crate::terrain::heightmap::block_ranges_row;
 use crate::terrain::TerrainGrid;
 
 /// A heightmap grid with its min/max hierarchy.
@@ -243,20 +244,32 @@ impl HeightField {
         // 1..=top.
         let n = cols * rows;
         let size = grid.size;
-        let mut data = grid.heights.data;
-        // The ranges' room, zeroed in parallel: a serial `resize` spent
-        // 40-50 ms on the pages of a 4097² field's 44 MB of ranges. An
-        // imported map's heights come with it, their pages already
-        // touched while the map inflated (`ranges_len`).
-        data.reserve_exact(2 * total);
-        data.par_extend(rayon::iter::repeat_n(0.0, 2 * total));
+        // Level 1 may come with the heights, made as they were written
+        // (`Heightmap::with_block_ranges`): a 4097² field's level 1 from
+        // its heights is a pass over 67 MB of them, 9-10 ms of its build.
+        let (mut data, made) = grid.heights.into_data_and_block_ranges();
+        let made = made && top >= 1;
+        data.truncate(
+            n + if made {
+                2 * level_rows[1] * level_cols[1]
+            } else {
+                0
+            },
+        );
+        // The rest of the ranges' room, zeroed in parallel: a serial
+        // `resize` spent 40-50 ms on the pages of a 4097² field's 44 MB of
+        // ranges. An imported map's heights come with it, their pages
+        // already touched while the map inflated (`ranges_len`).
+        let rest = n + 2 * total - data.len();
+        data.reserve_exact(rest);
+        data.par_extend(rayon::iter::repeat_n(0.0, rest));
         let (heights, tail) = data.split_at_mut(n);
         let ranges: &mut [[f32; 2]] = tail.as_chunks_mut::<2>().0;
         // Level 1 is read from the heights; level k > 1 combines the (up
         // to) four blocks of level k − 1 under each block. Each level is
         // written in place, its rows in parallel.
         let heights = &*heights;
-        if top >= 1 {
+        if top >= 1 && !made {
             first_level(
                 heights,
                 cols,
@@ -886,29 +899,15 @@ fn cell_range(heights: &[f32], cols: usize, i: usize, j: usize) -> [f32; 2] {
 /// 2bj, 2bj + 1 (those that exist), so the samples of rows 2bi ..= 2bi + 2
 /// and columns 2bj ..= 2bj + 2. Each block row takes its three sample rows'
 /// column-wise extremes first, then three columns of those per block.
+/// Level 1 from the heights of a grid `cols` samples wide: the range of
+/// each block of 2 × 2 cells ([`block_ranges_row`]), its rows in parallel.
 fn first_level(heights: &[f32], cols: usize, level: &mut [[f32; 2]], level_cols: usize) {
     let rows = heights.len() / cols;
     level.par_chunks_mut(level_cols).enumerate().for_each_init(
         || (vec![0.0; cols], vec![0.0; cols]),
         |(lo, hi), (bi, out)| {
-            lo.fill(f32::INFINITY);
-            hi.fill(f32::NEG_INFINITY);
-            for r in 2 * bi..=(2 * bi + 2).min(rows - 1) {
-                let row = &heights[r * cols..][..cols];
-                for ((l, h), &v) in lo.iter_mut().zip(hi.iter_mut()).zip(row) {
-                    *l = lower(*l, v);
-                    *h = higher(*h, v);
-                }
-            }
-            for (bj, out) in out.iter_mut().enumerate() {
-                // Columns 2bj ..= 2bj + 2, the last only where it exists.
-                let j = 2 * bj;
-                let last = (j + 2).min(cols - 1);
-                *out = [
-                    lower(lower(lo[j], lo[j + 1]), lo[last]),
-                    higher(higher(hi[j], hi[j + 1]), hi[last]),
-                ];
-            }
+            let row = |r: usize| &heights[r.min(rows - 1) * cols..][..cols];
+            block_ranges_row([row(2 * bi), row(2 * bi + 1), row(2 * bi + 2)], lo, hi, out);
         },
     );
 }

@@ -9,11 +9,7 @@ use crate::terrain::Heightmap;
 
 fn grid(width: usize, height: usize, data: Vec<f32>, size: [f32; 2]) -> TerrainGrid {
     TerrainGrid {
-        heights: Heightmap {
-            width,
-            height,
-            data,
-        },
+        heights: Heightmap::new(width, height, data),
         size,
     }
 }
@@ -818,6 +814,39 @@ fn lit_fields_are_built_then_lit_fields() {
         assert_eq!((a.from_level, &a.values), (b.from_level, &b.values));
     }
     assert!(HeightField::lit(g, None, usize::MAX).light.is_none());
+}
+
+/// Heights that come with their blocks' ranges (as an imported map's do)
+/// give the field that heights alone give, for grids with odd and even
+/// numbers of cells, and one of a single cell (no hierarchy to start).
+#[test]
+fn block_ranges_given_with_the_heights_give_the_same_field() {
+    use crate::terrain::heightmap::{block_dims, block_ranges_row};
+    for (w, h) in [(70, 45), (33, 34), (2, 9), (2, 2)] {
+        let heights = hashed_heights(w, h, 7, -1.0, 6.0);
+        let (rows, cols) = block_dims(w, h);
+        let mut ranges = vec![[0.0f32; 2]; rows * cols];
+        let (mut lo, mut hi) = (vec![0.0; w], vec![0.0; w]);
+        let row = |r: usize| &heights[r.min(h - 1) * w..][..w];
+        for (bi, out) in ranges.chunks_mut(cols).enumerate() {
+            block_ranges_row(
+                [row(2 * bi), row(2 * bi + 1), row(2 * bi + 2)],
+                &mut lo,
+                &mut hi,
+                out,
+            );
+        }
+        let mut data = heights.clone();
+        data.extend(ranges.iter().flatten());
+        let given = TerrainGrid {
+            heights: Heightmap::with_block_ranges(w, h, data),
+            size: [30.0, 20.0],
+        };
+        let plain = grid(w, h, heights, [30.0, 20.0]);
+        let (a, b) = (HeightField::new(given), HeightField::new(plain));
+        assert_eq!(a.data, b.data, "{w}×{h}");
+        assert_eq!(a.peaks, b.peaks, "{w}×{h}");
+    }
 }
 
 /// The finest level with horizons and peaks is the first with no more
