@@ -69,24 +69,30 @@ cp "$peers/terrain.pov" out/terrain.pov
 # to a tenth (a 1025² frame of 0.22 to 0.36 s within one run).
 rounds=${ROUNDS:-5}
 median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+# Runs a command, printing its output, its peak RSS (GNU time) and its wall
+# time to the millisecond (GNU time's own is to the hundredth of a second:
+# a 4097² frame of 0.38 s could be 1% either side of 10× POV-Ray's).
+timed() {
+  local TIMEFORMAT='wall %3R s'
+  { time /usr/bin/time -f "peak RSS %M KiB" "$@" 2>&1; } 2>&1
+}
 frames() {
   local size=$1 pov=() ours=() round line
   for ((round = 1; round <= rounds; round++)); do
     echo "--- POV-Ray frame, round $round"
-    line=$(/usr/bin/time -f "wall %e s, peak RSS %M KiB" povray +Iout/terrain.pov +W1920 +H1080 -D -A +FP \
-      File_Gamma=1.0 +WT2 "+Oout/pov_$size.ppm" "Declare=SIZE=$size" 2>&1 | grep -E "Trace Time|wall")
+    line=$(timed povray +Iout/terrain.pov +W1920 +H1080 -D -A +FP \
+      File_Gamma=1.0 +WT2 "+Oout/pov_$size.ppm" "Declare=SIZE=$size" | grep -E "Trace Time|peak RSS|^wall")
     echo "$line"
     pov+=("$(echo "$line" | sed -n 's/^wall \([0-9.]*\) s.*/\1/p')")
     echo "--- scree frame, round $round"
-    line=$(/usr/bin/time -f "wall %e s, peak RSS %M KiB" "$scree" render "workload-$size.json" \
-      -o "out/scree_$size.png" 2>&1)
+    line=$(timed "$scree" render "workload-$size.json" -o "out/scree_$size.png")
     echo "$line"
     ours+=("$(echo "$line" | sed -n 's/^wall \([0-9.]*\) s.*/\1/p')")
   done
   local p q
   p=$(printf '%s\n' "${pov[@]}" | median)
   q=$(printf '%s\n' "${ours[@]}" | median)
-  echo "--- frames, medians of $rounds: POV-Ray $p s, scree $q s: $(awk -v p="$p" -v q="$q" 'BEGIN {printf "%.1f", p / q}')x"
+  echo "--- frames, medians of $rounds: POV-Ray $p s, scree $q s: $(awk -v p="$p" -v q="$q" 'BEGIN {printf "%.2f", p / q}')x"
 }
 # Whole frames first, for every size: run right after the benches, whose
 # mesh runs free up to 5.6 GB, the first rounds of both renderers were
