@@ -406,15 +406,15 @@ const BAND: usize = 8;
 fn convert(rows: &PngRows, w: usize, h: usize, table: &[f32], out: &mut Vec<f32>) -> bool {
     let n = w * h;
     let (block_rows, block_cols) = block_dims(w, h);
-    let pairs = 2 * block_rows * block_cols;
-    if out.len() < n + pairs {
+    let range_floats = 2 * block_rows * block_cols;
+    if out.len() < n + range_floats {
         out.truncate(n);
         out.par_chunks_mut(w)
             .enumerate()
             .for_each(|(i, row)| rows.row_into(i, h, row, |v| table[v as usize]));
         return false;
     }
-    out.truncate(n + pairs);
+    out.truncate(n + range_floats);
     let (heights, ranges) = out.split_at_mut(n);
     let ranges = ranges.as_chunks_mut::<2>().0;
     // A band of 2·BAND grid rows, and its BAND block rows (none for a last

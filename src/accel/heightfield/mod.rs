@@ -897,10 +897,8 @@ fn cell_range(heights: &[f32], cols: usize, i: usize, j: usize) -> [f32; 2] {
 /// The (min, max) height of each level-1 block of a grid of `cols` samples
 /// a row: block (bi, bj) holds the cells of rows 2bi, 2bi + 1 and columns
 /// 2bj, 2bj + 1 (those that exist), so the samples of rows 2bi ..= 2bi + 2
-/// and columns 2bj ..= 2bj + 2. Each block row takes its three sample rows'
-/// column-wise extremes first, then three columns of those per block.
-/// Level 1 from the heights of a grid `cols` samples wide: the range of
-/// each block of 2 × 2 cells ([`block_ranges_row`]), its rows in parallel.
+/// and columns 2bj ..= 2bj + 2 ([`block_ranges_row`]); block rows in
+/// parallel.
 fn first_level(heights: &[f32], cols: usize, level: &mut [[f32; 2]], level_cols: usize) {
     let rows = heights.len() / cols;
     level.par_chunks_mut(level_cols).enumerate().for_each_init(
