@@ -108,13 +108,12 @@ impl PngRows {
 }
 
 /// The samples times `top`, rounded to f32: the heights, row-major, then
-/// where `block_ranges`, the range of each block of 2 × 2 cells
-/// ([`Heightmap::with_block_ranges`]).
+/// where the vector is longer than the map, the range of each block of
+/// 2 × 2 cells ([`Heightmap::with_block_ranges`]).
 #[derive(Debug)]
 struct Scaled {
     top: f64,
     heights: Vec<f32>,
-    block_ranges: bool,
 }
 
 impl Imported {
@@ -175,7 +174,7 @@ impl Imported {
         match slot.take() {
             Some(made) if made.top.to_bits() == top.to_bits() => {
                 let (w, h) = (self.width, self.height);
-                Some(if made.block_ranges {
+                Some(if made.heights.len() > w * h {
                     Heightmap::with_block_ranges(w, h, made.heights)
                 } else {
                     Heightmap::new(w, h, made.heights)
@@ -361,12 +360,8 @@ fn decode_scaled(bytes: &[u8], path: &Path, top: Option<f64>) -> Result<Imported
         // 16.8 M samples but at most 65536 values (256 for 8 bits).
         let height = |v: u16| (v as f64 / full_scale * top) as f32;
         let table: Vec<f32> = (0..=full_scale as u16).map(height).collect();
-        let block_ranges = convert(&rows, w, h, &table, &mut heights);
-        Some(Scaled {
-            top,
-            heights,
-            block_ranges,
-        })
+        convert(&rows, w, h, &table, &mut heights);
+        Some(Scaled { top, heights })
     } else {
         None
     };
@@ -401,9 +396,9 @@ const BAND: usize = 8;
 /// them, the ranges of the blocks of 2 × 2 cells
 /// ([`Heightmap::with_block_ranges`]): made band by band from the rows
 /// just written, while they are in the cache, they spare the terrain's
-/// build a pass over all the heights (9-10 ms of a 4097² map's). Returns
-/// whether it made them.
-fn convert(rows: &PngRows, w: usize, h: usize, table: &[f32], out: &mut Vec<f32>) -> bool {
+/// build a pass over all the heights (9-10 ms of a 4097² map's). `out` is
+/// left longer than the heights exactly when it holds them.
+fn convert(rows: &PngRows, w: usize, h: usize, table: &[f32], out: &mut Vec<f32>) {
     let n = w * h;
     let (block_rows, block_cols) = block_dims(w, h);
     let range_floats = 2 * block_rows * block_cols;
@@ -412,7 +407,7 @@ fn convert(rows: &PngRows, w: usize, h: usize, table: &[f32], out: &mut Vec<f32>
         out.par_chunks_mut(w)
             .enumerate()
             .for_each(|(i, row)| rows.row_into(i, h, row, |v| table[v as usize]));
-        return false;
+        return;
     }
     out.truncate(n + range_floats);
     let (heights, ranges) = out.split_at_mut(n);
@@ -454,7 +449,6 @@ fn convert(rows: &PngRows, w: usize, h: usize, table: &[f32], out: &mut Vec<f32>
                 }
             },
         );
-    true
 }
 
 /// The map resampled to `w` × `h` heights, `top` at full scale, rounded

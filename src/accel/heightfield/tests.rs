@@ -821,21 +821,12 @@ fn lit_fields_are_built_then_lit_fields() {
 /// numbers of cells, and one of a single cell (no hierarchy to start).
 #[test]
 fn block_ranges_given_with_the_heights_give_the_same_field() {
-    use crate::terrain::heightmap::{block_dims, block_ranges_row};
+    use crate::terrain::heightmap::block_dims;
     for (w, h) in [(70, 45), (33, 34), (2, 9), (2, 2)] {
         let heights = hashed_heights(w, h, 7, -1.0, 6.0);
         let (rows, cols) = block_dims(w, h);
         let mut ranges = vec![[0.0f32; 2]; rows * cols];
-        let (mut lo, mut hi) = (vec![0.0; w], vec![0.0; w]);
-        let row = |r: usize| &heights[r.min(h - 1) * w..][..w];
-        for (bi, out) in ranges.chunks_mut(cols).enumerate() {
-            block_ranges_row(
-                [row(2 * bi), row(2 * bi + 1), row(2 * bi + 2)],
-                &mut lo,
-                &mut hi,
-                out,
-            );
-        }
+        first_level(&heights, w, &mut ranges, cols);
         let mut data = heights.clone();
         data.extend(ranges.iter().flatten());
         let given = TerrainGrid {
