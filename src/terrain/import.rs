@@ -252,14 +252,15 @@ pub fn decode(bytes: &[u8], path: &Path) -> Result<Imported, String> {
 /// Decodes a heightmap's PNG `bytes` (named `path` in messages), and given
 /// `top`, its heights (see [`load_scaled`]).
 ///
-/// Inflating the image is serial, and it is most of the work: a 4097²
-/// map's zlib stream takes 75-80 ms of one thread in libdeflate
-/// ([`png_rows`]). Meanwhile the other thread faults in the pages
-/// ([`pages`]): first those of the rows being inflated, ahead of the
-/// inflating, then those of the samples, the heights and the terrain
-/// hierarchy's room after them (a 4097² map's 144 MB, which would cost the
-/// conversion and the build as much again); then the rows are unfiltered
-/// and converted in parallel:
+/// Inflating the image is most of the work: a 4097² map's zlib stream
+/// takes 75-80 ms of one thread in libdeflate ([`png_rows`]). Meanwhile
+/// the other thread faults in the pages ([`pages`]): first those of the
+/// rows being inflated, ahead of the inflating, then those of the
+/// samples, the heights and the terrain hierarchy's room after them (a
+/// 4097² map's 144 MB, which would cost the conversion and the build as
+/// much again), and then inflates the stream's last eighth
+/// ([`png_rows::inflate_beside`]); then the rows are unfiltered and
+/// converted in parallel:
 /// flipped (the image's top row is the north edge, our row 0 the south),
 /// the gray channel kept. Interlaced and 1-, 2- or 4-bit images, rare for
 /// heightmaps, are decoded by the `png` crate instead.
@@ -320,13 +321,10 @@ fn decode_scaled(bytes: &[u8], path: &Path, top: Option<f64>) -> Result<Imported
         }
         let mut raw = vec![0u8; len];
         let pages_of_raw = pages::Region::of(&mut raw);
-        let (inflated, heights) = rayon::join(
-            || png_rows::inflate(&data, &mut raw),
-            || {
-                pages::populate(pages_of_raw);
-                heights_room(w * h, room, true)
-            },
-        );
+        let (inflated, heights) = png_rows::inflate_beside(&data, &mut raw, || {
+            pages::populate(pages_of_raw);
+            heights_room(w * h, room, true)
+        });
         inflated.map_err(|e| cannot(&e))?;
         png_rows::unfilter(&mut raw, w * bpp, bpp).map_err(|e| cannot(&e))?;
         let rows = PngRows {

@@ -2,6 +2,7 @@
 //! [`Heightmap`]; [`TerrainGrid`] places it in the world, answers
 //! `height_at` and turns it into triangles.
 
+pub mod deflate_tail;
 pub mod diamond_square;
 pub mod export;
 pub mod fault_line;

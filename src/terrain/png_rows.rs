@@ -4,10 +4,12 @@
 //! serial (one zlib stream), so it was most of a 4097² frame's reading.
 //! The `png` crate still reads and checks the header; this module takes
 //! the image data from there ([`image_data`]), inflates it whole
-//! ([`inflate`]) and undoes the rows' filters ([`unfilter`]).
+//! ([`inflate`]), or with its last part decoded by the other thread
+//! ([`inflate_beside`]), and undoes the rows' filters ([`unfilter`]).
 
 use std::borrow::Cow;
 
+use super::deflate_tail;
 use crate::png_filter::{predict, AVG, NONE, PAETH, SUB, UP};
 
 /// The PNG signature, before the first chunk.
@@ -73,6 +75,122 @@ pub fn inflate(data: &[u8], raw: &mut [u8]) -> Result<(), String> {
             Err("the image data is corrupt (it does not inflate)".into())
         }
     }
+}
+
+/// Image data shorter than this is inflated by one thread: the other's
+/// search for a block costs about a millisecond.
+const SPLIT_FROM: usize = 2 << 20;
+
+/// The share of the stream the other thread decodes, once it has done
+/// its own work ([`inflate_beside`]): its decoder runs at about 0.7 of
+/// libdeflate's speed, and faulting in a 4097² map's pages takes it about
+/// 0.6 of the time libdeflate takes over the whole stream.
+const TAIL_SHARE: f64 = 1.0 / 8.0;
+
+/// How far before its end the first part may stop the search for the
+/// block the second starts with: blocks are 16-20 KiB of a zlib stream.
+const SEARCH_BYTES: usize = 256 << 10;
+
+/// Inflates `data` into `raw` as [`inflate`] does while the other thread
+/// runs `beside`, and gives what that returned. Given two threads and
+/// image data worth it, the other thread then decodes the stream's last
+/// part ([`TAIL_SHARE`]) from a block it finds there
+/// ([`deflate_tail`]), while this one inflates the rest with libdeflate,
+/// which stops where its input does: what it wrote up to the tail's start
+/// is right, and the tail's bytes go after it, its references to the
+/// window before resolved. The stream's Adler-32 over the whole is the
+/// check: where it fails, or anything else does, the stream is inflated
+/// again from the start, so the result and its errors are [`inflate`]'s.
+pub fn inflate_beside<R: Send>(
+    data: &[u8],
+    raw: &mut [u8],
+    beside: impl FnOnce() -> R + Send,
+) -> (Result<(), String>, R) {
+    if data.len() < SPLIT_FROM || rayon::current_num_threads() < 2 {
+        return rayon::join(|| inflate(data, raw), beside);
+    }
+    let split = 2 + ((data.len() - 2) as f64 * (1.0 - TAIL_SHARE)) as usize;
+    let (result, r, _) = inflate_split(data, raw, split, beside);
+    (result, r)
+}
+
+/// [`inflate_beside`] with the first part's input ending at byte `split`
+/// of `data`; and whether the two parts were joined (or the stream
+/// inflated serially after all).
+fn inflate_split<R: Send>(
+    data: &[u8],
+    raw: &mut [u8],
+    split: usize,
+    beside: impl FnOnce() -> R + Send,
+) -> (Result<(), String>, R, bool) {
+    // A zlib header without a preset dictionary, then raw deflate.
+    let plain_header = data.len() > split
+        && split > 2
+        && data[0] & 0x0f == 8
+        && (data[0] as u32 * 256 + data[1] as u32).is_multiple_of(31)
+        && data[1] & 0x20 == 0;
+    if !plain_header {
+        let (result, r) = rayon::join(|| inflate(data, raw), beside);
+        return (result, r, false);
+    }
+    let deflate = &data[2..];
+    let end = split - 2;
+    let n = raw.len();
+    let (_, (r, tail)) = rayon::join(
+        || {
+            // Fails where its input ends, mid-block: expected.
+            let _ = libdeflater::Decompressor::new().deflate_decompress(&deflate[..end], raw);
+        },
+        || {
+            let r = beside();
+            let from = end.saturating_sub(SEARCH_BYTES) * 8;
+            let tail = deflate_tail::find_block(deflate, from, end * 8 - 64)
+                .and_then(|start| deflate_tail::inflate_tail(deflate, start, n).ok());
+            (r, tail)
+        },
+    );
+    let joined = tail.is_some_and(|tail| join_tail(data, raw, tail));
+    if joined {
+        (Ok(()), r, true)
+    } else {
+        (inflate(data, raw), r, false)
+    }
+}
+
+/// Puts `tail` (the stream's last part, decoded) after the first part in
+/// `raw`, and checks the whole against the zlib stream's Adler-32, which
+/// follows the last block in `data`.
+fn join_tail(data: &[u8], raw: &mut [u8], mut tail: deflate_tail::Tail) -> bool {
+    let n = raw.len();
+    let Some(first) = n.checked_sub(tail.len) else {
+        return false;
+    };
+    let window = &raw[first.saturating_sub(deflate_tail::WINDOW)..first];
+    if !tail.resolve(window) {
+        return false;
+    }
+    raw[first..].copy_from_slice(&tail.bytes[..tail.len]);
+    let trailer = 2 + tail.end_bit.div_ceil(8);
+    let Some(stored) = data.get(trailer..trailer + 4) else {
+        return false;
+    };
+    let stored = u32::from_be_bytes(stored.try_into().expect("four bytes"));
+    let (a, b) = raw.split_at(n / 2);
+    let (a, b) = rayon::join(|| libdeflater::adler32(a), || libdeflater::adler32(b));
+    adler32_combine(a, b, n - n / 2) == stored
+}
+
+/// The Adler-32 of two pieces one after the other, from theirs (`a` of
+/// the first, `b` of the second, `b_len` bytes long), as zlib combines
+/// them.
+fn adler32_combine(a: u32, b: u32, b_len: usize) -> u32 {
+    const BASE: u64 = 65521;
+    let rem = b_len as u64 % BASE;
+    let (a_lo, a_hi) = ((a & 0xffff) as u64, (a >> 16) as u64);
+    let (b_lo, b_hi) = ((b & 0xffff) as u64, (b >> 16) as u64);
+    let lo = (a_lo + b_lo + BASE - 1) % BASE;
+    let hi = (rem * a_lo % BASE + a_hi + b_hi + BASE - rem) % BASE;
+    (lo | hi << 16) as u32
 }
 
 /// Undoes the PNG filters of `raw`'s rows in place: each row is a filter
@@ -261,5 +379,74 @@ mod tests {
         assert!(unfilter(&mut raw, 2, 1)
             .unwrap_err()
             .contains("row 0 has filter type 5"));
+    }
+
+    fn zlib(bytes: &[u8], level: i32) -> Vec<u8> {
+        let mut c = libdeflater::Compressor::new(libdeflater::CompressionLvl::new(level).unwrap());
+        let mut out = vec![0; c.zlib_compress_bound(bytes.len())];
+        let n = c.zlib_compress(bytes, &mut out).unwrap();
+        out.truncate(n);
+        out
+    }
+
+    #[test]
+    fn split_inflates_are_the_serial_inflate_wherever_the_split_falls() {
+        let original = deflate_tail::tests::noisy(1_500_000, 21);
+        for level in [1, 6] {
+            let stream = zlib(&original, level);
+            for share in [0.02, 0.3, 0.5, 0.9, 0.999] {
+                let split = 2 + ((stream.len() - 2) as f64 * share) as usize;
+                let mut raw = vec![0; original.len()];
+                let done = inflate_split(&stream, &mut raw, split, || 7);
+                assert_eq!(done, (Ok(()), 7, true), "level {level}, share {share}");
+                assert!(raw == original, "level {level}, share {share}");
+            }
+        }
+        // Stored blocks only: no block to start a tail at, so one thread
+        // inflates it all.
+        let stream = zlib(&original, 0);
+        let mut raw = vec![0; original.len()];
+        let done = inflate_split(&stream, &mut raw, stream.len() / 2, || 7);
+        assert_eq!(done, (Ok(()), 7, false));
+        assert!(raw == original);
+    }
+
+    #[test]
+    fn split_inflates_fail_as_the_serial_inflate_does() {
+        let original = deflate_tail::tests::noisy(1_000_000, 22);
+        let stream = zlib(&original, 6);
+        let split = stream.len() * 3 / 4;
+        let serial = |data: &[u8], n: usize| inflate(data, &mut vec![0; n]);
+        // Damaged in the tail's part, in the first part, or in the
+        // checksum; cut short; inflating to more or fewer bytes.
+        let mut cases: Vec<(Vec<u8>, usize)> = Vec::new();
+        for at in [split + 5000, split / 2, stream.len() - 2] {
+            let mut damaged = stream.clone();
+            damaged[at] ^= 0x10;
+            cases.push((damaged, original.len()));
+        }
+        cases.push((stream[..stream.len() - 3000].to_vec(), original.len()));
+        cases.push((stream.clone(), original.len() + 1));
+        cases.push((stream.clone(), original.len() - 1));
+        for (k, (data, n)) in cases.iter().enumerate() {
+            let mut raw = vec![0; *n];
+            let (split_result, (), joined) =
+                inflate_split(data, &mut raw, split.min(data.len() - 1), || ());
+            assert!(split_result.is_err() && !joined, "case {k}");
+            assert_eq!(split_result, serial(data, *n), "case {k}");
+        }
+    }
+
+    #[test]
+    fn adler32_of_two_pieces_combines_to_the_whole() {
+        let bytes = deflate_tail::tests::noisy(200_000, 23);
+        for cut in [0, 1, 65520, 65521, 65522, 100_000, 200_000] {
+            let (a, b) = bytes.split_at(cut);
+            assert_eq!(
+                adler32_combine(libdeflater::adler32(a), libdeflater::adler32(b), b.len()),
+                libdeflater::adler32(&bytes),
+                "cut at {cut}"
+            );
+        }
     }
 }
