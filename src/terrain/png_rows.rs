@@ -94,7 +94,7 @@ const SEARCH_BYTES: usize = 256 << 10;
 /// Inflates `data` into `raw` as [`inflate`] does while the other thread
 /// runs `beside`, and gives what that returned. Given two threads and
 /// image data worth it, the other thread then decodes the stream's last
-/// part ([`TAIL_SHARE`]) from a block it finds there
+/// eighth from a block it finds there
 /// ([`deflate_tail`]), while this one inflates the rest with libdeflate,
 /// which stops where its input does: what it wrote up to the tail's start
 /// is right, and the tail's bytes go after it, its references to the
