@@ -405,7 +405,7 @@ enum Ended {
     More,
 }
 
-/// Decodes one block (its three header bits read: `last`, `kind`) into
+/// Decodes one block of `kind` (its header's first three bits read) into
 /// `out` from `*at`; matches may reach back to `out[0]`.
 fn block<S: Symbol>(
     bits: &mut Bits,
@@ -413,7 +413,6 @@ fn block<S: Symbol>(
     kind: u32,
     out: &mut [S],
     at: &mut usize,
-    strict: bool,
 ) -> Result<(), Error> {
     match kind {
         0 => {
@@ -435,7 +434,7 @@ fn block<S: Symbol>(
             return Ok(());
         }
         1 => codes.fixed(),
-        2 => codes.dynamic(bits, strict)?,
+        2 => codes.dynamic(bits, false)?,
         _ => return Err(Error::Bad),
     }
     // The bits in locals of their own, which the compiler keeps in
@@ -603,7 +602,7 @@ fn blocks<S: Symbol + Into<u32>>(
         bits.refill();
         let last = bits.take(1);
         let kind = bits.take(2);
-        block(bits, codes, kind, out, at, false)?;
+        block(bits, codes, kind, out, at)?;
         if last == 1 {
             return Ok(Ended::Last);
         }
