@@ -774,7 +774,8 @@ pub(crate) mod tests {
         out
     }
 
-    fn deflate(bytes: &[u8], level: i32) -> Vec<u8> {
+    /// `bytes` deflated by libdeflate at `level` (0 stores them).
+    pub(crate) fn deflate(bytes: &[u8], level: i32) -> Vec<u8> {
         let mut c = libdeflater::Compressor::new(libdeflater::CompressionLvl::new(level).unwrap());
         let mut out = vec![0; c.deflate_compress_bound(bytes.len())];
         let n = c.deflate_compress(bytes, &mut out).unwrap();
