@@ -45,8 +45,6 @@ struct Bits<'a> {
     /// above may hold the next bytes' bits already, harmlessly).
     buf: u64,
     count: u32,
-    /// Zero bytes loaded past the end.
-    past_end: usize,
 }
 
 impl<'a> Bits<'a> {
@@ -56,7 +54,6 @@ impl<'a> Bits<'a> {
             pos: bit / 8,
             buf: 0,
             count: 0,
-            past_end: 0,
         };
         bits.refill();
         bits.consume((bit % 8) as u32);
@@ -72,14 +69,10 @@ impl<'a> Bits<'a> {
             self.pos += ((63 - self.count) >> 3) as usize;
             self.count |= 56;
         } else {
+            // Zeros past the end; [`Bits::within`] tells whether any
+            // were read.
             while self.count <= 56 {
-                let byte = match self.data.get(self.pos) {
-                    Some(&b) => b,
-                    None => {
-                        self.past_end += 1;
-                        0
-                    }
-                };
+                let byte = self.data.get(self.pos).copied().unwrap_or(0);
                 self.buf |= (byte as u64) << self.count;
                 self.pos += 1;
                 self.count += 8;
@@ -290,6 +283,8 @@ const DIST_FIRST: usize = 1 << DIST_BITS;
 struct Codes {
     litlen: Vec<u32>,
     dist: Vec<u32>,
+    /// The code-length code of the last dynamic header read.
+    code_lengths: Vec<u32>,
 }
 
 impl Codes {
@@ -297,6 +292,7 @@ impl Codes {
         Codes {
             litlen: Vec::with_capacity(2048),
             dist: Vec::with_capacity(1024),
+            code_lengths: Vec::with_capacity(128),
         }
     }
 
@@ -324,12 +320,11 @@ impl Codes {
             bits.refill();
             cl_lengths[k] = bits.take(3) as u8;
         }
-        let mut cl_table = Vec::with_capacity(128);
         if !build(
             &cl_lengths,
             7,
             |s| LITERAL | (s as u32) << 16,
-            &mut cl_table,
+            &mut self.code_lengths,
         )? {
             return Err(Error::Bad);
         }
@@ -338,7 +333,7 @@ impl Codes {
         let mut i = 0;
         while i < n {
             bits.refill();
-            let e = decode::<128>(bits, &cl_table);
+            let e = decode::<128>(bits, &self.code_lengths);
             if e == 0 {
                 return Err(Error::Bad);
             }
@@ -450,10 +445,10 @@ fn block<S: Symbol>(
 }
 
 /// A Huffman block's symbols from `bits` into `out` from `o`, to its end
-/// code: the bits after them, and where the output ends. The bit reader's
-/// state is in locals and the function not inlined, so that the loop
-/// keeps it in registers: each symbol's table lookup waits on the last
-/// one's length.
+/// code: the bits after them, and where the output ends. The bit reader is
+/// a local of its own and the function is not inlined, so that the loop
+/// keeps the reader in registers: each symbol's table lookup waits on the
+/// last one's length.
 #[inline(never)]
 fn symbols<'a, S: Symbol>(
     bits: Bits<'a>,
@@ -461,66 +456,12 @@ fn symbols<'a, S: Symbol>(
     out: &mut [S],
     mut o: usize,
 ) -> (Bits<'a>, Result<usize, Error>) {
-    let Bits {
-        data,
-        mut pos,
-        mut buf,
-        mut count,
-        mut past_end,
-    } = bits;
-    let litlen: &[u32; LITLEN_FIRST] = codes.litlen[..LITLEN_FIRST]
-        .try_into()
-        .expect("a first level");
-    let dist: &[u32; DIST_FIRST] = codes.dist[..DIST_FIRST].try_into().expect("a first level");
-    macro_rules! refill {
-        () => {
-            if let Some(word) = data.get(pos..pos + 8) {
-                buf |= u64::from_le_bytes(word.try_into().expect("eight bytes")) << count;
-                pos += ((63 - count) >> 3) as usize;
-                count |= 56;
-            } else {
-                while count <= 56 {
-                    let byte = match data.get(pos) {
-                        Some(&b) => b,
-                        None => {
-                            past_end += 1;
-                            0
-                        }
-                    };
-                    buf |= (byte as u64) << count;
-                    pos += 1;
-                    count += 8;
-                }
-            }
-        };
-    }
-    macro_rules! take {
-        ($n:expr) => {{
-            let n = $n;
-            let v = (buf & ((1u64 << n) - 1)) as usize;
-            buf >>= n;
-            count -= n;
-            v
-        }};
-    }
-    macro_rules! lookup {
-        ($first:expr, $all:expr) => {{
-            let mut e = $first[buf as usize & ($first.len() - 1)];
-            if e & SUBTABLE != 0 {
-                let sub = (e >> 8) & 0xf;
-                let at = (e >> 16) as usize + ((buf >> (e & 0xff)) & ((1 << sub) - 1)) as usize;
-                buf >>= e & 0xff;
-                count -= e & 0xff;
-                e = $all.get(at).copied().unwrap_or(0);
-            }
-            buf >>= e & 0xff;
-            count -= e & 0xff;
-            e
-        }};
-    }
+    let mut bits = bits;
+    let (litlen, dist) = (&codes.litlen[..], &codes.dist[..]);
+    let first: &[u32; LITLEN_FIRST] = litlen[..LITLEN_FIRST].try_into().expect("a first level");
     let result = loop {
-        refill!();
-        let e = lookup!(litlen, codes.litlen);
+        bits.refill();
+        let e = decode::<LITLEN_FIRST>(&mut bits, litlen);
         if e & LITERAL != 0 {
             let Some(slot) = out.get_mut(o) else {
                 break Err(Error::Full);
@@ -528,10 +469,9 @@ fn symbols<'a, S: Symbol>(
             *slot = S::byte((e >> 16) as u8);
             o += 1;
             // A second literal often follows within the bits loaded.
-            let e = litlen[buf as usize & (LITLEN_FIRST - 1)];
-            if e & LITERAL != 0 && e & 0xff <= count {
-                buf >>= e & 0xff;
-                count -= e & 0xff;
+            let e = first[bits.buf as usize & (LITLEN_FIRST - 1)];
+            if e & LITERAL != 0 && e & 0xff <= bits.count {
+                bits.consume(e & 0xff);
                 let Some(slot) = out.get_mut(o) else {
                     break Err(Error::Full);
                 };
@@ -541,13 +481,13 @@ fn symbols<'a, S: Symbol>(
             continue;
         }
         if e & LENGTH != 0 {
-            let len = (e >> 16) as usize + take!((e >> 8) & 0xf);
-            refill!();
-            let d = lookup!(dist, codes.dist);
+            let len = (e >> 16) as usize + bits.take((e >> 8) & 0xf) as usize;
+            bits.refill();
+            let d = decode::<DIST_FIRST>(&mut bits, dist);
             if d & LENGTH == 0 {
                 break Err(Error::Bad);
             }
-            let distance = (d >> 16) as usize + take!((d >> 8) & 0xf);
+            let distance = (d >> 16) as usize + bits.take((d >> 8) & 0xf) as usize;
             if distance > o {
                 break Err(Error::Bad);
             }
@@ -577,13 +517,6 @@ fn symbols<'a, S: Symbol>(
             break Ok(o);
         }
         break Err(Error::Bad);
-    };
-    let bits = Bits {
-        data,
-        pos,
-        buf,
-        count,
-        past_end,
     };
     (bits, result)
 }
@@ -681,11 +614,9 @@ fn trial(bits: &mut Bits, codes: &Codes, last: bool) -> Result<(), Error> {
 /// A deflate stream's part from a block boundary to its end, decoded.
 #[derive(Debug)]
 pub struct Tail {
-    /// The decoded bytes, `len` of them; where `markers` says so, a
-    /// placeholder for a byte of the window before the tail.
+    /// The decoded bytes; where `first` holds a marker, a placeholder for
+    /// a byte of the window before the tail.
     pub bytes: Vec<u8>,
-    /// The tail's length.
-    pub len: usize,
     /// The first symbols as decoded, markers and bytes, while any marker
     /// was within a window's reach.
     first: Vec<u16>,
@@ -734,9 +665,9 @@ pub fn inflate_tail(data: &[u8], start: usize, room: usize) -> Result<Tail, Erro
     if ended == Ended::More {
         blocks(&mut bits, &mut codes, &mut bytes, &mut len, false)?;
     }
+    bytes.truncate(len);
     Ok(Tail {
         bytes,
-        len,
         first,
         end_bit: bits.position(),
     })
@@ -807,10 +738,10 @@ pub(crate) mod tests {
             );
             for &start in &starts {
                 let mut tail = inflate_tail(&stream, start, original.len()).unwrap();
-                let first = original.len() - tail.len;
+                let first = original.len() - tail.bytes.len();
                 assert!(tail.resolve(&original[first.saturating_sub(WINDOW)..first]));
                 assert_eq!(
-                    tail.bytes[..tail.len],
+                    tail.bytes,
                     original[first..],
                     "level {level}, block at bit {start}"
                 );
@@ -825,7 +756,7 @@ pub(crate) mod tests {
         let stream = deflate(&original, 6);
         let start = blocks_found(&stream)[1];
         let tail = inflate_tail(&stream, start, original.len()).unwrap();
-        let first = original.len() - tail.len;
+        let first = original.len() - tail.bytes.len();
         let marked = tail.first.iter().filter(|&&s| s >= 256).count();
         assert!(marked > 0, "no match reached before the tail");
         // Each marker names the byte of the window it stands for.
@@ -854,9 +785,9 @@ pub(crate) mod tests {
         let stream = deflate(&original, 6);
         let start = blocks_found(&stream)[0];
         let mut tail = inflate_tail(&stream, start, original.len()).unwrap();
-        let first = original.len() - tail.len;
+        let first = original.len() - tail.bytes.len();
         assert!(tail.resolve(&original[first.saturating_sub(WINDOW)..first]));
-        assert_eq!(tail.bytes[..tail.len], original[first..]);
+        assert_eq!(tail.bytes, original[first..]);
         // A stream of stored blocks only has no dynamic block to find.
         let only_stored = deflate(&noisy(100_000, 13), 0);
         assert_eq!(find_block(&only_stored, 0, only_stored.len() * 8), None);

@@ -162,14 +162,14 @@ fn inflate_split<R: Send>(
 /// follows the last block in `data`.
 fn join_tail(data: &[u8], raw: &mut [u8], mut tail: deflate_tail::Tail) -> bool {
     let n = raw.len();
-    let Some(first) = n.checked_sub(tail.len) else {
+    let Some(first) = n.checked_sub(tail.bytes.len()) else {
         return false;
     };
     let window = &raw[first.saturating_sub(deflate_tail::WINDOW)..first];
     if !tail.resolve(window) {
         return false;
     }
-    raw[first..].copy_from_slice(&tail.bytes[..tail.len]);
+    raw[first..].copy_from_slice(&tail.bytes);
     let trailer = 2 + tail.end_bit.div_ceil(8);
     let Some(stored) = data.get(trailer..trailer + 4) else {
         return false;
