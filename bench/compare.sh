@@ -37,8 +37,10 @@ fi
 # by a tenth (1.82 to 2.18 within one run), while a pure compute loop
 # and random reads over 32 MB scaled 1.98-1.99 on the same machine.
 reps=${REPS:-5}
-# scree bench's figures (its arguments: the input), as one JSON line.
-scree_bench() { "$scree" bench "$@" --reps "$reps" --json; }
+# scree bench's figures (its arguments: the input), as one JSON line,
+# with the copies' control: one-thread copies of the passes at once, whose
+# scaling shows what the host gave independent work in the same spells.
+scree_bench() { "$scree" bench "$@" --reps "$reps" --copies --json; }
 # Embree's figures for a mesh (single rays, 1 and 2 threads), then the
 # robust copy's checksums.
 embree() {

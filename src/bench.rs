@@ -381,6 +381,34 @@ fn trace_once(accel: &Accel, hits: &mut [Option<(f32, Vec3)>]) -> (Counts, PassT
     (counts, PassTimes { primary, shadow })
 }
 
+/// Traces the workload once on `one` and once on each of `others`' pools,
+/// all at once, each copy into its own hit buffer (`hits` for the copy on
+/// `one`): the counts (the same for every copy) and each copy's times.
+fn trace_copies(
+    accel: &Accel,
+    one: &rayon::ThreadPool,
+    hits: &mut [Option<(f32, Vec3)>],
+    others: &mut [(rayon::ThreadPool, Vec<Option<(f32, Vec3)>>)],
+) -> (Counts, Vec<PassTimes>) {
+    for (_, buffer) in others.iter_mut() {
+        buffer.resize(hits.len(), None);
+    }
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = others
+            .iter_mut()
+            .map(|(pool, buffer)| scope.spawn(|| pool.install(|| trace_once(accel, buffer))))
+            .collect();
+        let (counts, first) = one.install(|| trace_once(accel, hits));
+        let mut times = vec![first];
+        for h in handles {
+            let (c, t) = h.join().expect("a copy's thread does not panic");
+            debug_assert_eq!(c, counts, "every copy traces the same rays");
+            times.push(t);
+        }
+        (counts, times)
+    })
+}
+
 /// The figures `scree bench --json` prints.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
@@ -402,6 +430,16 @@ pub struct Report {
     pub shadow_mrays_1t: f64,
     /// Shadow rays per second on all threads, millions.
     pub shadow_mrays: f64,
+    /// With `--copies`: primary rays per second, millions, of one
+    /// one-thread copy of the passes per thread, all running at once on
+    /// their own buffers ([`copies_rate`]). Its ratio to
+    /// `primary_mrays_1t` is what the machine gives work that shares
+    /// nothing: a control for the thread scaling.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub copies_primary_mrays: Option<f64>,
+    /// With `--copies`: shadow rays per second of the copies, millions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub copies_shadow_mrays: Option<f64>,
     /// Primary hits (the workload's first checksum).
     pub hits: u64,
     /// Occluded shadow rays (the second checksum).
@@ -417,9 +455,21 @@ pub struct Report {
     pub simd: &'static str,
 }
 
+/// The combined rate, millions of rays per second, of copies of a pass
+/// that ran at once, each tracing `rays` rays in its own time: all their
+/// rays over the slowest one's time, as the threads' pass counts its rays
+/// over the time its last thread finished.
+pub fn copies_rate(rays: u64, times: &[Duration]) -> f64 {
+    let slowest = times.iter().max().copied().unwrap_or_default();
+    times.len() as f64 * rays as f64 / slowest.as_secs_f64() / 1e6
+}
+
 /// Builds the acceleration structure over `geometry` on `all` and traces
 /// the workload `reps` times on one thread and on all of `all`'s threads,
-/// taking turns; rates are medians.
+/// taking turns; rates are medians. With `copies`, each repetition then
+/// also runs one one-thread copy of the passes per thread of `all` at
+/// once, each with its own hit buffer (a control: see
+/// [`Report::copies_primary_mrays`]).
 ///
 /// `progress` says what is happening: building, then each pass as it
 /// starts (a bar over the `2 · reps` passes, drawn only between them, so
@@ -428,12 +478,25 @@ pub fn run(
     geometry: Geometry,
     all: &rayon::ThreadPool,
     reps: usize,
+    copies: bool,
     progress: &ProgressBar,
 ) -> Result<Report> {
-    let one = rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
-        .build()
-        .map_err(|e| Error::Usage(format!("cannot start threads: {e}")))?;
+    let one_thread = || {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .map_err(|e| Error::Usage(format!("cannot start threads: {e}")))
+    };
+    let one = one_thread()?;
+    // The copies besides the one on `one`: a pool and a hit buffer each,
+    // the buffers allocated at their first pass (after the peak memory of
+    // the workload's own passes has been read).
+    let mut others = Vec::new();
+    if copies {
+        for _ in 1..all.current_num_threads() {
+            others.push((one_thread()?, Vec::new()));
+        }
+    }
     progress.set_message(match geometry {
         Geometry::Grid(_) => "building the grid hierarchy",
         Geometry::Mesh(_) => "building the BVH",
@@ -452,7 +515,8 @@ pub fn run(
             .expect("static template")
             .progress_chars("=> "),
     );
-    progress.set_length(2 * reps as u64);
+    let passes_per_rep = if copies { 3 } else { 2 };
+    progress.set_length(passes_per_rep * reps as u64);
     let rate = |rays: u64, d: Duration| rays as f64 / d.as_secs_f64() / 1e6;
     let mut hits = vec![None; (WIDTH * HEIGHT) as usize];
     // One thread and all threads take turns, repetition by repetition, so
@@ -460,7 +524,9 @@ pub fn run(
     // one after the other, their ratio (the thread scaling) ranged from
     // 1.5 to 2.5 for one binary.
     let mut rates = [[Vec::new(), Vec::new()], [Vec::new(), Vec::new()]];
+    let mut copies_rates = [Vec::new(), Vec::new()];
     let mut counts = [None, None];
+    let mut peak_rss = None;
     for rep in 0..reps {
         for (k, pool) in [&one, all].into_iter().enumerate() {
             progress.set_message(format!(
@@ -479,7 +545,23 @@ pub fn run(
             rates[k][1].push(rate(c.hits, t.shadow));
             counts[k] = Some(c);
         }
+        peak_rss.get_or_insert_with(peak_rss_mib);
+        if copies {
+            progress.set_message(format!(
+                "tracing {}/{reps}, {} one-thread copies at once",
+                rep + 1,
+                others.len() + 1
+            ));
+            let (c, times) = trace_copies(&accel, &one, &mut hits, &mut others);
+            progress.inc(1);
+            let primary: Vec<_> = times.iter().map(|t| t.primary).collect();
+            let shadow: Vec<_> = times.iter().map(|t| t.shadow).collect();
+            copies_rates[0].push(copies_rate(WIDTH as u64 * HEIGHT as u64, &primary));
+            copies_rates[1].push(copies_rate(c.hits, &shadow));
+            debug_assert_eq!(Some(c), counts[0], "copies trace the same rays");
+        }
     }
+    let [copies_primary, copies_shadow] = copies_rates.map(|v| (!v.is_empty()).then(|| median(v)));
     let [[p1, s1], [pn, sn]] = rates.map(|pair| pair.map(median));
     let [c1, cn] = counts.map(|c| c.expect("at least one repetition"));
     debug_assert_eq!(c1, cn, "counts do not depend on threads");
@@ -490,11 +572,13 @@ pub fn run(
         },
         build_ms: build.as_secs_f64() * 1e3,
         bytes_per_triangle: accel.memory_bytes() as f64 / triangles.max(1) as f64,
-        peak_rss_mib: peak_rss_mib(),
+        peak_rss_mib: peak_rss.unwrap_or_else(peak_rss_mib),
         primary_mrays_1t: p1,
         primary_mrays: pn,
         shadow_mrays_1t: s1,
         shadow_mrays: sn,
+        copies_primary_mrays: copies_primary,
+        copies_shadow_mrays: copies_shadow,
         hits: cn.hits,
         occluded: cn.occluded,
         threads: all.current_num_threads(),
@@ -523,6 +607,16 @@ pub fn peak_rss_mib() -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn copies_rate_counts_every_copys_rays_over_the_slowest_time() {
+        let ms = Duration::from_millis;
+        // Two copies of 2 M rays, done in 100 and 125 ms: 4 M rays in 125 ms.
+        assert_eq!(copies_rate(2_000_000, &[ms(100), ms(125)]), 32.0);
+        assert_eq!(copies_rate(2_000_000, &[ms(125), ms(100)]), 32.0);
+        // One copy: its own rate.
+        assert_eq!(copies_rate(3_000_000, &[ms(250)]), 12.0);
+    }
 
     #[test]
     fn directions_computed_together_match_the_peer_formula() {

@@ -248,6 +248,11 @@ struct BenchArgs {
     /// Repetitions of each pass, 1–1000 (rates are medians).
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
     reps: u32,
+    /// Also run, in each repetition, one one-thread copy of the passes per
+    /// thread, all at once, each on its own buffers: a control that shows
+    /// what the machine gives independent work, beside the thread scaling.
+    #[arg(long)]
+    copies: bool,
     /// Print the figures as one JSON object.
     #[arg(long)]
     json: bool,
@@ -875,7 +880,7 @@ fn bench_command(args: BenchArgs) -> Result<ExitCode> {
     };
     let load = t0.elapsed();
     let all = thread_pool(args.threads)?;
-    let r = scree::bench::run(geometry, &all, args.reps as usize, &progress)?;
+    let r = scree::bench::run(geometry, &all, args.reps as usize, args.copies, &progress)?;
     progress.finish_and_clear();
     if args.json {
         say!(
@@ -886,7 +891,7 @@ fn bench_command(args: BenchArgs) -> Result<ExitCode> {
         say!(
             "{} triangles (loaded in {:.0} ms) | {} build {:.0} ms, {:.1} bytes/triangle, peak RSS {:.0} MiB | SIMD {}\n\
              primary: {:.2} Mrays/s on 1 thread, {:.2} on {} ({:.2}×) | shadow: {:.2} / {:.2} Mrays/s ({:.2}×)\n\
-             hits {} occluded {}",
+             hits {} occluded {}{}",
             r.triangles,
             load.as_secs_f64() * 1e3,
             r.accel,
@@ -902,7 +907,18 @@ fn bench_command(args: BenchArgs) -> Result<ExitCode> {
             r.shadow_mrays,
             r.shadow_mrays / r.shadow_mrays_1t,
             r.hits,
-            r.occluded
+            r.occluded,
+            match (r.copies_primary_mrays, r.copies_shadow_mrays) {
+                (Some(p), Some(s)) => format!(
+                    "\ncopies, one thread each, {} at once: primary {:.2} Mrays/s ({:.2}×), shadow {:.2} ({:.2}×)",
+                    r.threads,
+                    p,
+                    p / r.primary_mrays_1t,
+                    s,
+                    s / r.shadow_mrays_1t
+                ),
+                _ => String::new(),
+            }
         )?;
     }
     Ok(ExitCode::SUCCESS)

@@ -70,6 +70,14 @@ fn heightmap_and_obj_of_the_same_terrain_give_the_same_checksums() {
     assert_eq!((&a["hits"], &a["occluded"]), (&b["hits"], &b["occluded"]));
     // Most of the 1920 × 1080 rays see the terrain from this camera.
     assert!(a["hits"].as_u64().unwrap() > 1_000_000);
+    // The copies' control: its rates only with --copies, and the same
+    // counts (every copy traces the same rays).
+    assert!(a.get("copies_primary_mrays").is_none());
+    let c = bench(&["--heightmap", "t.png", "--copies"]);
+    assert_eq!((&c["hits"], &c["occluded"]), (&a["hits"], &a["occluded"]));
+    for key in ["copies_primary_mrays", "copies_shadow_mrays"] {
+        assert!(c[key].as_f64().unwrap() > 0.0, "{key}: {}", c[key]);
+    }
     let bad = run_in(dir.path(), &["bench"]);
     assert_eq!(bad.status.code(), Some(2));
 }
