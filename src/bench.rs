@@ -24,6 +24,10 @@ use crate::render::{patch_order, Rect, PATCH};
 use crate::simd4::Vec3x4;
 use crate::terrain::{import, TerrainGrid};
 
+/// A pixel's primary hit: distance and unit geometric normal, as the peer
+/// program's hit record holds them.
+type PixelHit = Option<(f32, Vec3)>;
+
 /// Image width of the workload, pixels.
 pub const WIDTH: u32 = 1920;
 /// Image height of the workload, pixels.
@@ -93,7 +97,7 @@ impl Accel {
         rays: &[Ray],
         slots: &[usize],
         answers: &mut Answers,
-        out: &mut [Option<(f32, Vec3)>],
+        out: &mut [PixelHit],
     ) {
         let (t_max, hits) = answers.closest(rays.len());
         match self {
@@ -309,7 +313,7 @@ const BATCH: usize = 16 * (PATCH * PATCH) as usize;
 /// per pixel) is allocated by the caller once for all passes, as the peer
 /// program's hit records are, so that no pass times the first touch of its
 /// pages.
-fn trace_once(accel: &Accel, hits: &mut [Option<(f32, Vec3)>]) -> (Counts, PassTimes) {
+fn trace_once(accel: &Accel, hits: &mut [PixelHit]) -> (Counts, PassTimes) {
     let view = View::workload();
     let pos = view.pos;
     let sun = sun();
@@ -387,8 +391,8 @@ fn trace_once(accel: &Accel, hits: &mut [Option<(f32, Vec3)>]) -> (Counts, PassT
 fn trace_copies(
     accel: &Accel,
     one: &rayon::ThreadPool,
-    hits: &mut [Option<(f32, Vec3)>],
-    others: &mut [(rayon::ThreadPool, Vec<Option<(f32, Vec3)>>)],
+    hits: &mut [PixelHit],
+    others: &mut [(rayon::ThreadPool, Vec<PixelHit>)],
 ) -> (Counts, Vec<PassTimes>) {
     for (_, buffer) in others.iter_mut() {
         buffer.resize(hits.len(), None);
