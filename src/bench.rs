@@ -441,7 +441,9 @@ pub struct Report {
     /// nothing: a control for the thread scaling.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub copies_primary_mrays: Option<f64>,
-    /// With `--copies`: shadow rays per second of the copies, millions.
+    /// With `--copies`: shadow rays per second of the copies, millions
+    /// (each copy's shadow pass follows its own primary pass, so they
+    /// overlap most, not all, of the time).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub copies_shadow_mrays: Option<f64>,
     /// Primary hits (the workload's first checksum).
@@ -476,8 +478,9 @@ pub fn copies_rate(rays: u64, times: &[Duration]) -> f64 {
 /// [`Report::copies_primary_mrays`]).
 ///
 /// `progress` says what is happening: building, then each pass as it
-/// starts (a bar over the `2 · reps` passes, drawn only between them, so
-/// that no drawing runs while a pass is timed).
+/// starts (a bar over the `2 · reps` passes, `3 · reps` with the copies,
+/// drawn only between them, so that no drawing runs while a pass is
+/// timed).
 pub fn run(
     geometry: Geometry,
     all: &rayon::ThreadPool,
