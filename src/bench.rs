@@ -425,8 +425,8 @@ fn trace_copies(
                 scope.spawn(move || pool.install(|| trace_once(accel, buffer, first)))
             })
             .collect();
-        let (counts, first) = one.install(|| trace_once(accel, hits, 0));
-        let mut times = vec![first];
+        let (counts, times_on_one) = one.install(|| trace_once(accel, hits, 0));
+        let mut times = vec![times_on_one];
         for h in handles {
             let (c, t) = h.join().expect("a copy's thread does not panic");
             debug_assert_eq!(c, counts, "every copy traces the same rays");
@@ -490,7 +490,12 @@ pub struct Report {
 /// over the time its last thread finished.
 pub fn copies_rate(rays: u64, times: &[Duration]) -> f64 {
     let slowest = times.iter().max().copied().unwrap_or_default();
-    times.len() as f64 * rays as f64 / slowest.as_secs_f64() / 1e6
+    mrays(times.len() as u64 * rays, slowest)
+}
+
+/// Millions of rays per second: `rays` traced in `time`.
+fn mrays(rays: u64, time: Duration) -> f64 {
+    rays as f64 / time.as_secs_f64() / 1e6
 }
 
 /// Builds the acceleration structure over `geometry` on `all` and traces
@@ -547,7 +552,6 @@ pub fn run(
     );
     let passes_per_rep = if copies { 3 } else { 2 };
     progress.set_length(passes_per_rep * reps as u64);
-    let rate = |rays: u64, d: Duration| rays as f64 / d.as_secs_f64() / 1e6;
     let mut hits = vec![None; (WIDTH * HEIGHT) as usize];
     // One thread and all threads take turns, repetition by repetition, so
     // that both see the same spells of load on a shared machine: measured
@@ -571,8 +575,8 @@ pub fn run(
             ));
             let (c, t) = pool.install(|| trace_once(&accel, &mut hits, 0));
             progress.inc(1);
-            rates[k][0].push(rate(WIDTH as u64 * HEIGHT as u64, t.primary));
-            rates[k][1].push(rate(c.hits, t.shadow));
+            rates[k][0].push(mrays(WIDTH as u64 * HEIGHT as u64, t.primary));
+            rates[k][1].push(mrays(c.hits, t.shadow));
             counts[k] = Some(c);
         }
         peak_rss.get_or_insert_with(peak_rss_mib);
