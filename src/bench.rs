@@ -32,6 +32,8 @@ type PixelHit = Option<(f32, Vec3)>;
 pub const WIDTH: u32 = 1920;
 /// Image height of the workload, pixels.
 pub const HEIGHT: u32 = 1080;
+/// Pixels of the workload's image: its camera rays, one each.
+const PIXELS: usize = (WIDTH * HEIGHT) as usize;
 
 /// The workload's sun direction: normalize(−1, 0.45, 0.6).
 fn sun() -> Vec3 {
@@ -73,9 +75,9 @@ impl Accel {
     fn build(geometry: Geometry) -> Accel {
         match geometry {
             Geometry::Grid(g) => {
-                let mut field = HeightField::lit(g, Some((sun(), 0.0)), (WIDTH * HEIGHT) as usize);
+                let mut field = HeightField::lit(g, Some((sun(), 0.0)), PIXELS);
                 if let Some((eye, directions)) = workload_camera().sight_sample() {
-                    field.set_eye_where_it_pays(eye, &directions, (WIDTH * HEIGHT) as usize);
+                    field.set_eye_where_it_pays(eye, &directions, PIXELS);
                 }
                 Accel::Field(Box::new(field))
             }
@@ -552,7 +554,7 @@ pub fn run(
     );
     let passes_per_rep = if copies { 3 } else { 2 };
     progress.set_length(passes_per_rep * reps as u64);
-    let mut hits = vec![None; (WIDTH * HEIGHT) as usize];
+    let mut hits = vec![None; PIXELS];
     // One thread and all threads take turns, repetition by repetition, so
     // that both see the same spells of load on a shared machine: measured
     // one after the other, their ratio (the thread scaling) ranged from
@@ -575,7 +577,7 @@ pub fn run(
             ));
             let (c, t) = pool.install(|| trace_once(&accel, &mut hits, 0));
             progress.inc(1);
-            rates[k][0].push(mrays(WIDTH as u64 * HEIGHT as u64, t.primary));
+            rates[k][0].push(mrays(PIXELS as u64, t.primary));
             rates[k][1].push(mrays(c.hits, t.shadow));
             counts[k] = Some(c);
         }
@@ -590,7 +592,7 @@ pub fn run(
             progress.inc(1);
             let primary: Vec<_> = times.iter().map(|t| t.primary).collect();
             let shadow: Vec<_> = times.iter().map(|t| t.shadow).collect();
-            copies_rates[0].push(copies_rate(WIDTH as u64 * HEIGHT as u64, &primary));
+            copies_rates[0].push(copies_rate(PIXELS as u64, &primary));
             copies_rates[1].push(copies_rate(c.hits, &shadow));
             debug_assert_eq!(Some(c), counts[0], "copies trace the same rays");
         }
@@ -606,7 +608,7 @@ pub fn run(
         },
         build_ms: build.as_secs_f64() * 1e3,
         bytes_per_triangle: accel.memory_bytes() as f64 / triangles.max(1) as f64,
-        peak_rss_mib: peak_rss.unwrap_or_else(peak_rss_mib),
+        peak_rss_mib: peak_rss.expect("at least one repetition"),
         primary_mrays_1t: p1,
         primary_mrays: pn,
         shadow_mrays_1t: s1,
