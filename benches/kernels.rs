@@ -22,7 +22,8 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use glam::{Affine3A, Quat, Vec3};
-use scree::accel::{Bvh, HeightField, Object, Ray, TopLevel, Transform};
+use scree::accel::{Bvh, HeightField, Object, TopLevel, Transform};
+use scree::ray::Ray;
 use scree::render::{patch_order, Rect, PATCH};
 use scree::terrain::{generate, DiamondSquare, Generator, Recipe, TerrainGrid};
 use std::hint::black_box;
@@ -332,7 +333,7 @@ fn triangle_kernel(c: &mut Criterion) {
         bench.iter(|| {
             rays.iter()
                 .filter(|r| {
-                    scree::accel::ray::intersect_triangle(black_box(r), a, b, t, f32::INFINITY)
+                    scree::ray::intersect_triangle(black_box(r), a, b, t, f32::INFINITY)
                         .is_some()
                 })
                 .count()

@@ -15,8 +15,9 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::accel::isa::Isa;
-use crate::accel::{Bvh, HeightField, Hit, Ray};
+use crate::isa::Isa;
+use crate::accel::{Bvh, HeightField, Hit};
+use crate::ray::Ray;
 use crate::camera::{Camera, Projection};
 use crate::error::{Error, Result};
 use crate::mesh::TriangleMesh;
@@ -164,7 +165,7 @@ impl Answers {
 /// Reads the workload's heightmap: 16-bit PNG, top row the far edge, mapped
 /// to [0, `height`] over an `extent` × `extent` square.
 pub fn heightmap_grid(path: &Path, extent: f32, height: f32) -> Result<TerrainGrid> {
-    let map = import::load_scaled(path, Some(height as f64)).map_err(Error::Usage)?;
+    let map = import::load(path).map_err(Error::Usage)?;
     let heights = import::heights(&map, map.width, map.height, height as f64);
     Ok(TerrainGrid {
         heights,

@@ -100,10 +100,8 @@ pub fn compare(
             y1: camera.height,
         };
         let curve = (scene.image.exposure_scale, scene.image.tonemap);
-        let (cell, _, _) = render::render_region_srgb8(
-            scene, world, &camera, whole, progress, cancel, curve, None,
-        )?;
-        let cell = cell.to_rgba8();
+        let (frame, _) = render::render_region(scene, world, &camera, whole, progress, cancel)?;
+        let cell = frame.to_srgb8(curve.0, curve.1).to_rgba8();
         let (x0, y0) = layout.origin(k);
         for (x, y, p) in cell.enumerate_pixels() {
             grid.put_pixel(x0 + x, y0 + y, over_background(*p));

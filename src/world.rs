@@ -14,7 +14,8 @@ use std::time::{Duration, Instant};
 
 use glam::{Affine3A, Mat3A, Vec3, Vec3A};
 
-use crate::accel::{Bvh, HeightField, Object, ObjectHit, Ray, TopLevel, Transform};
+use crate::accel::{Bvh, HeightField, Object, ObjectHit, TopLevel, Transform};
+use crate::ray::Ray;
 use crate::mesh::{face_normal, TriangleMesh};
 use crate::rock::analytic::AnalyticRock;
 use crate::rock::{self, scatter, Placement, UvSphere};
@@ -72,6 +73,9 @@ pub struct World {
     pub analytic: Vec<AnalyticRock>,
     /// Rocks in the scene (listed, analytic and scattered).
     pub rock_count: usize,
+    /// The terrain's height under the camera's eye, where the eye is over
+    /// the terrain (None beyond its edges).
+    pub ground_under_camera: Option<f32>,
     /// Triangles rendered (an instance counts its mesh's triangles).
     triangles: usize,
     /// Terrain and rocks under one top level.
@@ -204,6 +208,7 @@ impl Builder {
             textures: self.textures,
             analytic,
             rock_count,
+            ground_under_camera: None,
             triangles: self.triangles,
             accel,
             generate_time: generate_time.saturating_sub(self.accel_time),
@@ -244,6 +249,10 @@ impl World {
         let ts = &scene.terrain;
         let mut b = Builder::default();
         let terrain_material = b.material(ts.material, ts.smooth);
+        let eye = scene.camera.position;
+        let over = |v: f32, size: f32| v.abs() <= 0.5 * size;
+        let ground_under_camera = (over(eye.x, grid.size[0]) && over(eye.z, grid.size[1]))
+            .then(|| grid.height_at(eye.x, eye.z));
         // What needs the grid's heights first: smooth normals, rocks
         // resting on the ground, scattered placements. Then the grid goes
         // to its hierarchy (or becomes a mesh).
@@ -350,7 +359,9 @@ impl World {
             }
         }
         let generate_time = t0.elapsed();
-        b.finish(terrain_normals, analytic, rock_count, generate_time)
+        let mut world = b.finish(terrain_normals, analytic, rock_count, generate_time);
+        world.ground_under_camera = ground_under_camera;
+        world
     }
 
     /// The tessellated rocks (listed and scattered), each as a mesh in

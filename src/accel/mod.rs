@@ -3,14 +3,12 @@
 
 pub mod bvh;
 pub mod heightfield;
-pub mod isa;
 pub mod octet;
 pub mod packet;
-pub mod ray;
+pub mod sah;
 pub mod top;
 pub mod wide;
 
 pub use bvh::{Bvh, Hit, Tree};
 pub use heightfield::HeightField;
-pub use ray::{Aabb, Ray};
 pub use top::{Object, ObjectHit, TopLevel, Transform};

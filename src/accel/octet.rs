@@ -25,8 +25,8 @@
 
 use std::ops::Range;
 
-use super::isa::Isa;
-use super::ray::Ray;
+use crate::isa::Isa;
+use crate::ray::Ray;
 use super::wide::WideTree;
 
 /// Rays in an octet.
@@ -152,7 +152,7 @@ mod avx {
     use arrayvec::ArrayVec;
 
     use super::{lane_limits, one_by_one_any, one_by_one_closest, rays_of, OCTET};
-    use crate::accel::ray::{Ray, CULL_SLACK, ROBUST_FAR};
+    use crate::ray::{Ray, CULL_SLACK, ROBUST_FAR};
     use glam::Vec4;
 
     use crate::accel::wide::{WideNode, WideTree, HALVES, STACK, WIDTH};
@@ -465,8 +465,9 @@ mod tests {
     use proptest::prelude::*;
 
     use crate::accel::bvh::tests::{ray_strategy, soup};
-    use crate::accel::isa::{caps_here, with_cap};
-    use crate::accel::{Bvh, Ray};
+    use crate::isa::{caps_here, with_cap};
+    use crate::accel::Bvh;
+    use crate::ray::Ray;
     use crate::mesh::TriangleMesh;
 
     /// Checks that the batch calls give, ray by ray and bit for bit, what

@@ -3,7 +3,7 @@
 //! A leaf holds at most four triangles, so its vertices are stored as one
 //! packet, coordinate by coordinate with one lane per triangle, and one ray
 //! is tested against all four with the same SIMD operations (glam's
-//! `Vec4`). Each lane computes exactly what [`super::ray::intersect_triangle`]
+//! `Vec4`). Each lane computes exactly what [`crate::ray::intersect_triangle`]
 //! computes for its triangle, in the same order (the ray's shear, the three
 //! edge functions, the determinant and t; no fused multiply-add), so a hit's
 //! t and barycentrics are bit for bit those of the one-at-a-time test. A
@@ -13,7 +13,7 @@
 
 use glam::{Vec3, Vec4};
 
-use super::ray::{hit_sheared, Ray};
+use crate::ray::{hit_sheared, Ray};
 
 /// Up to four triangles: coordinate `k` of vertex `v` of the triangle in
 /// lane `l` is `corners[v][k][l]`. Lanes past the leaf's count repeat its
@@ -60,7 +60,7 @@ impl Packet {
     }
 
     /// Tests `ray` against the first `count` lanes: the watertight test of
-    /// [`super::ray::intersect_triangle`] with t in (0, t_max], lane by lane.
+    /// [`crate::ray::intersect_triangle`] with t in (0, t_max], lane by lane.
     #[inline(always)]
     pub fn hits(&self, ray: &Ray, t_max: f32, count: usize) -> PacketHits {
         let (s, _) = ray.shear();
@@ -117,7 +117,7 @@ impl Packet {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::accel::ray::intersect_triangle;
+    use crate::ray::intersect_triangle;
 
     #[test]
     fn packet_is_144_bytes() {

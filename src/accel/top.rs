@@ -15,7 +15,7 @@ use glam::{Affine3A, Vec3};
 use super::bvh::{Bvh, Hit, LeafCost, Tree};
 use super::heightfield::HeightField;
 use super::octet::{rays_of, OCTET};
-use super::ray::{Aabb, Ray};
+use crate::ray::{Aabb, Ray};
 
 /// A placement of a mesh: world from object and its inverse.
 #[derive(Debug, Clone, Copy)]

@@ -20,9 +20,9 @@ use std::ops::Range;
 use arrayvec::ArrayVec;
 use glam::Vec4;
 
-use super::bvh::Node;
-use super::isa::Isa;
-use super::ray::{Aabb, Ray, CULL_SLACK, ROBUST_FAR};
+use super::sah::Node;
+use crate::isa::Isa;
+use crate::ray::{Aabb, Ray, CULL_SLACK, ROBUST_FAR};
 
 /// Groups of four children a node tests with one `Vec4` per coordinate.
 pub(super) const HALVES: usize = 2;

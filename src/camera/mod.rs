@@ -7,12 +7,36 @@
 //! right) and sy = 1 − 2·py/H (bottom to top); A = W/H. The projections and
 //! their formulas are in [`Projection`].
 
-pub mod choice;
-
 use glam::{DVec2, DVec3, Vec2, Vec3};
 
-use crate::accel::Ray;
-use crate::scene::{FisheyeCircle, FisheyeMapping};
+use crate::ray::Ray;
+use serde::Deserialize;
+
+/// Fisheye radial mapping.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FisheyeMapping {
+    /// Radius proportional to the off-axis angle.
+    #[default]
+    Equidistant,
+    /// Equal-area: radius ∝ sin(α/2).
+    Equisolid,
+    /// Conformal: radius ∝ tan(α/2).
+    Stereographic,
+    /// Radius ∝ sin α (at most 180°).
+    Orthographic,
+}
+
+/// Fisheye image circle.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FisheyeCircle {
+    /// The circle's diameter is the image's shorter side.
+    #[default]
+    Circular,
+    /// The circle's diameter is the image diagonal.
+    FullFrame,
+}
 
 /// How image coordinates (sx, sy) ∈ [−1, 1]² become ray directions.
 /// Angles are radians.

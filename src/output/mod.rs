@@ -12,11 +12,8 @@ use tempfile::NamedTempFile;
 use crate::error::{Error, Result};
 use crate::render::Rect;
 
-mod png_stream;
-pub use png_stream::PngStream;
-
 /// The kind of file a render writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     /// 8-bit sRGB PNG after exposure and tone mapping.
     Png,
@@ -208,9 +205,9 @@ pub fn write_image(img: &DynamicImage, path: &Path, format: ImageFormat) -> Resu
 }
 
 /// Encodes an 8- or 16-bit RGB or RGBA image as PNG with `meta` in text
-/// chunks, through a [`PngStream`] as a render streams its rows. The same
-/// pixels and metadata always give the same bytes (the merge of region
-/// renders relies on it), however they were fed.
+/// chunks, with `png::Encoder` (adaptive row filters, the crate's fast
+/// compression). The same pixels and metadata always give the same bytes:
+/// the merge of region renders relies on it.
 pub fn encode_png(img: &DynamicImage, meta: &Metadata) -> std::result::Result<Vec<u8>, String> {
     use std::borrow::Cow;
     let big_endian = |v: &[u16]| Cow::Owned(v.iter().flat_map(|v| v.to_be_bytes()).collect());
@@ -237,9 +234,21 @@ pub fn encode_png(img: &DynamicImage, meta: &Metadata) -> std::result::Result<Ve
         ),
         other => return Err(format!("cannot write {:?} as PNG", other.color())),
     };
-    let mut stream = PngStream::new((img.width(), img.height()), (color, depth), meta)?;
-    stream.write_rows(&bytes)?;
-    stream.finish()
+    let mut out = Vec::new();
+    let mut encoder = png::Encoder::new(&mut out, img.width(), img.height());
+    encoder.set_color(color);
+    encoder.set_depth(depth);
+    encoder.set_compression(png::Compression::Fast);
+    encoder.set_filter(png::Filter::Adaptive);
+    for (keyword, text) in meta.pairs() {
+        encoder
+            .add_text_chunk(keyword.to_string(), text)
+            .map_err(|e| e.to_string())?;
+    }
+    let mut writer = encoder.write_header().map_err(|e| e.to_string())?;
+    writer.write_image_data(&bytes).map_err(|e| e.to_string())?;
+    writer.finish().map_err(|e| e.to_string())?;
+    Ok(out)
 }
 
 /// Writes `img` as PNG with `meta` at `path`, atomically.

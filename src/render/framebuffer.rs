@@ -94,9 +94,7 @@ pub fn srgb8_codes(
     exposure_scale: f32,
     op: Tonemap,
 ) {
-    let done = super::srgb8_lanes::codes(pixels, rgb, alpha, exposure_scale, op);
-    let (rgb, alpha) = (&mut rgb[3 * done..], &mut alpha[done..]);
-    for ((rgb, a), &p) in rgb.chunks_exact_mut(3).zip(alpha).zip(&pixels[done..]) {
+    for ((rgb, a), &p) in rgb.chunks_exact_mut(3).zip(alpha).zip(pixels) {
         let c = tonemap::apply(op, unpremultiplied(p) * exposure_scale);
         rgb[0] = tonemap::srgb8(c.x);
         rgb[1] = tonemap::srgb8(c.y);

@@ -4,7 +4,7 @@
 use glam::Vec3;
 
 use super::sampler::{SampleRng, STREAM_SKY, STREAM_SUN};
-use crate::accel::Ray;
+use crate::ray::Ray;
 use crate::shade::{Sky, SkyLight, Sun};
 use crate::world::World;
 

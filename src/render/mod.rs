@@ -5,25 +5,21 @@
 pub mod framebuffer;
 pub mod light;
 pub mod sampler;
-mod srgb8_lanes;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use glam::{Vec3, Vec4};
-use image::DynamicImage;
 use indicatif::ProgressBar;
 use rayon::prelude::*;
 
 pub use framebuffer::Framebuffer;
 
-use crate::accel::Ray;
+use crate::ray::Ray;
 use crate::camera::Camera;
 use crate::error::{Error, Result};
-use crate::output::PngStream;
 use crate::scene::Scene;
-use crate::shade::tonemap::Tonemap;
 use crate::world::{SurfaceHit, World};
 use light::Probe;
 
@@ -126,111 +122,6 @@ pub fn render_region(
         |_, dst, band| dst.copy_from_slice(band),
     )?;
     Ok((fb, stats))
-}
-
-/// [`render_region`] straight to the 8-bit image that
-/// [`Framebuffer::to_srgb8`] makes of it (exposure `exposure_scale`, tone
-/// curve `op`), the same bytes: each band of rows is converted as soon as
-/// it is rendered, while its pixels are still in cache, and the linear
-/// frame is never held whole. For a 1080p frame that spares the 33 MB of
-/// linear pixels, their page faults, and a conversion pass over them after
-/// tracing.
-///
-/// Given `png` (an RGB image of the region's size), each band also goes
-/// into it as soon as it and the bands above it are done, by whichever
-/// thread finished the last of them, so the image is encoded while the
-/// rest renders; the finished file's bytes come back with the image. A
-/// frame that turns out to need its alpha (a band with a pixel not fully
-/// covered) is not an RGB image: its stream is dropped, and `None` comes
-/// back instead of bytes.
-#[allow(clippy::too_many_arguments)]
-pub fn render_region_srgb8(
-    scene: &Scene,
-    world: &World,
-    camera: &Camera,
-    region: Rect,
-    progress: &ProgressBar,
-    cancel: &AtomicBool,
-    (exposure_scale, op): (f32, Tonemap),
-    png: Option<PngStream>,
-) -> Result<(DynamicImage, Option<Vec<u8>>, RenderStats)> {
-    let (w, h) = (region.width(), region.height());
-    let n = w as usize * h as usize;
-    let band = band_len(region);
-    let mut rgb = vec![0u8; 3 * n];
-    let mut alpha = vec![0u8; n];
-    let bands = rgb.par_chunks_mut(3 * band).zip(alpha.par_chunks_mut(band));
-    let in_order = Mutex::new(InOrder {
-        stream: png,
-        next: 0,
-        done: vec![None; n.div_ceil(band)],
-        dropped: false,
-    });
-    let stats = render_bands(
-        scene,
-        world,
-        camera,
-        region,
-        progress,
-        cancel,
-        bands,
-        |k, (rgb, alpha), band| {
-            framebuffer::srgb8_codes(band, rgb, alpha, exposure_scale, op);
-            InOrder::band_done(&in_order, k, rgb, alpha.iter().all(|&a| a == 255));
-        },
-    )?;
-    let in_order = in_order
-        .into_inner()
-        .unwrap_or_else(PoisonError::into_inner);
-    let encoded = match in_order.stream {
-        Some(stream) if !in_order.dropped && in_order.next == in_order.done.len() => {
-            stream.finish().ok()
-        }
-        _ => None,
-    };
-    Ok((
-        framebuffer::rgb_or_rgba8_from_parts(w, h, rgb, &alpha),
-        encoded,
-        stats,
-    ))
-}
-
-/// The bands of an 8-bit frame, finished in any order, written to a
-/// [`PngStream`] in order from the top.
-struct InOrder<'a> {
-    /// `None` while a thread writes bands (or when there is no stream).
-    stream: Option<PngStream>,
-    /// The first band not yet written.
-    next: usize,
-    /// Each band's colour codes, once finished.
-    done: Vec<Option<&'a [u8]>>,
-    /// Whether the stream was given up: a band needs alpha, or a write
-    /// failed (encoding the finished image says why).
-    dropped: bool,
-}
-
-impl<'a> InOrder<'a> {
-    /// Band `k` (colour codes `rgb`, `opaque` unless a pixel has alpha)
-    /// is finished: writes it and the finished bands after it, unless
-    /// another thread is writing, which then writes them too.
-    fn band_done(state: &Mutex<InOrder<'a>>, k: usize, rgb: &'a [u8], opaque: bool) {
-        let lock = || state.lock().unwrap_or_else(PoisonError::into_inner);
-        let mut queue = lock();
-        queue.done[k] = Some(rgb);
-        queue.dropped |= !opaque;
-        // The next band, while it is finished and no thread is writing.
-        while let (false, Some(Some(rows))) = (queue.dropped, queue.done.get(queue.next).copied()) {
-            let Some(mut stream) = queue.stream.take() else {
-                return;
-            };
-            queue.next += 1;
-            drop(queue);
-            let written = stream.write_rows(rows).is_ok();
-            queue = lock();
-            queue.stream = Some(stream);
-            queue.dropped |= !written;
-        }
-    }
 }
 
 /// Pixels in a band of [`TILE`] rows of `region`.
@@ -794,184 +685,6 @@ mod tests {
                         "pixel ({x}, {y}) of region {region:?}"
                     );
                 }
-            }
-        }
-    }
-
-    /// Bands finished out of order reach the stream in order; a band that
-    /// needs alpha gives the stream up, whenever it comes.
-    #[test]
-    fn bands_go_to_the_stream_in_order_whatever_order_they_finish_in() {
-        use crate::output::{encode_png, Metadata, PngStream};
-        let (w, rows_per_band, bands) = (5u32, 3u32, 6usize);
-        let h = rows_per_band * bands as u32;
-        let pixels: Vec<u8> = (0..3 * w * h).map(|i| (i * 37 % 251) as u8).collect();
-        let meta = Metadata {
-            scene: "bands.json".into(),
-            key: "1".into(),
-            seed: 0,
-            spp: 1,
-            full_size: (w, h),
-            region: None,
-        };
-        let image =
-            DynamicImage::ImageRgb8(image::RgbImage::from_raw(w, h, pixels.clone()).unwrap());
-        let whole = encode_png(&image, &meta).unwrap();
-        let band_bytes = 3 * (w * rows_per_band) as usize;
-        for (order, clear_band) in [
-            ([0, 1, 2, 3, 4, 5], None),
-            ([3, 1, 0, 5, 2, 4], None),
-            ([5, 4, 3, 2, 1, 0], None),
-            ([2, 0, 1, 5, 4, 3], Some(4)),
-            ([0, 1, 2, 3, 4, 5], Some(0)),
-        ] {
-            let rgb8 = (png::ColorType::Rgb, png::BitDepth::Eight);
-            let state = Mutex::new(InOrder {
-                stream: Some(PngStream::new((w, h), rgb8, &meta).unwrap()),
-                next: 0,
-                done: vec![None; bands],
-                dropped: false,
-            });
-            for k in order {
-                let rows = &pixels[k * band_bytes..][..band_bytes];
-                InOrder::band_done(&state, k, rows, clear_band != Some(k));
-            }
-            let state = state.into_inner().unwrap();
-            assert_eq!(state.dropped, clear_band.is_some(), "{order:?}");
-            if clear_band.is_none() {
-                assert_eq!(state.next, bands);
-                assert_eq!(state.stream.unwrap().finish().unwrap(), whole, "{order:?}");
-            }
-        }
-    }
-
-    /// The PNG streamed while a frame renders (eight bands, finished in
-    /// whatever order two threads or one finish them) is the file that
-    /// encoding the finished image makes; a frame that needs its alpha
-    /// streams nothing.
-    #[test]
-    fn frames_streamed_as_they_render_are_the_files_of_the_finished_image() {
-        use crate::camera::Projection;
-        use crate::output::{encode_png, Metadata, PngStream};
-        use crate::scene::{FisheyeCircle, FisheyeMapping};
-        let fisheye = Projection::Fisheye {
-            fov: 180.0,
-            mapping: FisheyeMapping::Equidistant,
-            circle: FisheyeCircle::Circular,
-        };
-        for (projection, opaque) in [(None, true), (Some(fisheye), false)] {
-            let mut scene = small_scene();
-            (scene.image.width, scene.image.height) = (37, 8 * TILE - 5);
-            scene.image.samples = 1;
-            if let Some(p) = projection {
-                scene.camera.projection = p;
-            }
-            let world = World::build(&scene);
-            let camera = scene.camera();
-            let region = Rect {
-                x0: 0,
-                y0: 0,
-                x1: scene.image.width,
-                y1: scene.image.height,
-            };
-            let meta = Metadata {
-                scene: "small.json".into(),
-                key: "0".into(),
-                seed: scene.seed,
-                spp: 1,
-                full_size: (region.width(), region.height()),
-                region: None,
-            };
-            let curve = (scene.image.exposure_scale, scene.image.tonemap);
-            for threads in [2, 1] {
-                let pool = rayon::ThreadPoolBuilder::new()
-                    .num_threads(threads)
-                    .build()
-                    .unwrap();
-                let rgb8 = (png::ColorType::Rgb, png::BitDepth::Eight);
-                let stream =
-                    PngStream::new((region.width(), region.height()), rgb8, &meta).unwrap();
-                let (img, streamed, _) = pool
-                    .install(|| {
-                        render_region_srgb8(
-                            &scene,
-                            &world,
-                            &camera,
-                            region,
-                            &ProgressBar::hidden(),
-                            &AtomicBool::new(false),
-                            curve,
-                            Some(stream),
-                        )
-                    })
-                    .unwrap();
-                assert_eq!(img.color().has_alpha(), !opaque);
-                if opaque {
-                    assert_eq!(streamed, Some(encode_png(&img, &meta).unwrap()));
-                } else {
-                    assert_eq!(streamed, None);
-                }
-            }
-        }
-    }
-
-    /// The 8-bit image made band by band while rendering is the one the
-    /// linear frame converts to, byte for byte: opaque (RGB) through the
-    /// perspective camera, partly covered (RGBA) through a circular
-    /// fisheye; the whole frame and a region across bands.
-    #[test]
-    fn band_by_band_srgb8_is_the_converted_linear_frame() {
-        use crate::camera::Projection;
-        use crate::scene::{FisheyeCircle, FisheyeMapping};
-        let fisheye = Projection::Fisheye {
-            fov: std::f64::consts::PI as f32,
-            mapping: FisheyeMapping::Equidistant,
-            circle: FisheyeCircle::Circular,
-        };
-        for (projection, rgba) in [(None, false), (Some(fisheye), true)] {
-            let mut scene = small_scene();
-            (scene.image.width, scene.image.height) = (70, 45);
-            scene.image.exposure_scale = 1.7;
-            if let Some(p) = projection {
-                scene.camera.projection = p;
-            }
-            let world = World::build(&scene);
-            let camera = scene.camera();
-            let none = AtomicBool::new(false);
-            let curve = (scene.image.exposure_scale, scene.image.tonemap);
-            for region in [
-                Rect {
-                    x0: 0,
-                    y0: 0,
-                    x1: 70,
-                    y1: 45,
-                },
-                Rect {
-                    x0: 5,
-                    y0: 20,
-                    x1: 61,
-                    y1: 44,
-                },
-            ] {
-                let hidden = ProgressBar::hidden();
-                let (fb, _) =
-                    render_region(&scene, &world, &camera, region, &hidden, &none).unwrap();
-                let (img, _, stats) = render_region_srgb8(
-                    &scene, &world, &camera, region, &hidden, &none, curve, None,
-                )
-                .unwrap();
-                let expected = fb.to_srgb8(curve.0, curve.1);
-                assert_eq!(img.color().has_alpha(), rgba);
-                assert_eq!(img.color(), expected.color());
-                assert_eq!(
-                    (img.width(), img.height()),
-                    (region.width(), region.height())
-                );
-                assert_eq!(img.as_bytes(), expected.as_bytes(), "region {region:?}");
-                assert_eq!(
-                    stats.primary_rays,
-                    (region.width() * region.height() * 2) as u64
-                );
             }
         }
     }

@@ -10,7 +10,7 @@
 use glam::{Affine3A, DVec3, Vec3};
 
 use super::Placement;
-use crate::accel::{Aabb, Ray};
+use crate::ray::{Aabb, Ray};
 
 /// An ellipsoid traced exactly.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -33,7 +33,8 @@ pub fn obj(rocks: &[TriangleMesh]) -> String {
 mod tests {
     use glam::Vec3;
 
-    use crate::accel::{Bvh, Ray};
+    use crate::accel::Bvh;
+    use crate::ray::Ray;
     use crate::mesh::TriangleMesh;
     use crate::world::World;
 

@@ -1,6 +1,7 @@
 use super::analytic::{unit_sphere_hits, AnalyticRock};
 use super::*;
-use crate::accel::{Bvh, Ray};
+use crate::accel::Bvh;
+use crate::ray::Ray;
 use glam::{DVec3, Vec2};
 
 fn sphere_place(radius: f32) -> Placement {

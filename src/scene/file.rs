@@ -13,12 +13,18 @@
 
 use serde::Deserialize;
 
+use crate::camera::{FisheyeCircle, FisheyeMapping};
+use crate::shade::tonemap::Tonemap;
 use crate::terrain::{DiamondSquare, FaultLine};
 
 /// The whole scene file.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SceneFile {
+    /// The JSON Schema this file follows, for editors (`"../schema/scene.schema.json"`
+    /// in the shipped scenes); scree ignores it.
+    #[serde(rename = "$schema", default)]
+    pub schema: Option<String>,
     /// Output image size, samples and tone mapping.
     #[serde(default)]
     pub image: ImageFile,
@@ -51,7 +57,7 @@ pub struct SceneFile {
 }
 
 /// `image`: the output picture.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ImageFile {
     /// Width in pixels, 1..=16384. Default 960.
@@ -94,21 +100,8 @@ impl Default for ImageFile {
     }
 }
 
-/// Tone mapping operator.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Tonemap {
-    /// Narkowicz's fit of the ACES filmic curve.
-    #[default]
-    Aces,
-    /// x / (1 + x).
-    Reinhard,
-    /// Clamp to [0, 1].
-    None,
-}
-
 /// `camera`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CameraFile {
     /// Eye position, world units. Required.
@@ -128,7 +121,7 @@ fn default_up() -> [f64; 3] {
 }
 
 /// `camera.projection`: how image points map to ray directions.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum ProjectionFile {
     /// Pinhole ("flat"): straight lines stay straight.
@@ -195,34 +188,8 @@ impl Default for ProjectionFile {
     }
 }
 
-/// Fisheye radial mapping.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "snake_case")]
-pub enum FisheyeMapping {
-    /// Radius proportional to the off-axis angle.
-    #[default]
-    Equidistant,
-    /// Equal-area: radius ∝ sin(α/2).
-    Equisolid,
-    /// Conformal: radius ∝ tan(α/2).
-    Stereographic,
-    /// Radius ∝ sin α (at most 180°).
-    Orthographic,
-}
-
-/// Fisheye image circle.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "snake_case")]
-pub enum FisheyeCircle {
-    /// The circle's diameter is the image's shorter side.
-    #[default]
-    Circular,
-    /// The circle's diameter is the image diagonal.
-    FullFrame,
-}
-
 /// `terrain`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TerrainFile {
     /// Extent [x, z] in world units, centred on the origin. Default [100, 100].
@@ -281,7 +248,7 @@ impl Default for TerrainFile {
 }
 
 /// Normal interpolation over the terrain mesh.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum NormalsFile {
     /// Average of adjacent face normals, interpolated across each triangle.
@@ -292,7 +259,7 @@ pub enum NormalsFile {
 }
 
 /// `terrain.generator`: a tagged generator.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum GeneratorFile {
     /// Random fault lines (see [`FaultLine`]).
@@ -314,7 +281,7 @@ impl Default for GeneratorFile {
 }
 
 /// `terrain.material`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum MaterialFile {
     /// Colour bands by height (sand, grass, rock, snow); steep faces are rock.
@@ -373,7 +340,7 @@ impl Default for MaterialFile {
 }
 
 /// `sun`: directional light.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SunFile {
     /// Degrees above the horizon, -90..=90. Default 35.
@@ -427,7 +394,7 @@ impl Default for SunFile {
 }
 
 /// `sky`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum SkyFile {
     /// Blend from `horizon` to `zenith` with the view direction's height;
@@ -476,7 +443,7 @@ fn default_turbidity() -> f64 {
 
 /// `sky_light`: light from the sky gathered over the hemisphere above each
 /// hit, with occlusion rays (ambient occlusion).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SkyLightFile {
     /// Cosine-weighted directions per camera sample, 0..=256. 0 skips the
@@ -530,7 +497,7 @@ impl Default for SkyFile {
 }
 
 /// `fog`: exponential fog toward the sky colour, thinning with height.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FogFile {
     /// Extinction per world unit, 0..=10; 0 turns fog off. Default 0.004.
@@ -565,7 +532,7 @@ impl Default for FogFile {
 }
 
 /// One rock: a displaced UV sphere or ellipsoid (see [`crate::rock`]).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RockFile {
     /// Centre, world units. Required.
@@ -622,7 +589,7 @@ fn default_slices() -> u32 {
 
 /// `displacement`: vertices move along their undisplaced normals by
 /// `scale · (texel − bias)`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DisplacementFile {
     /// Grayscale image (luminance of RGB; 8- or 16-bit PNG), relative to the
@@ -648,7 +615,7 @@ fn default_bias() -> f64 {
 }
 
 /// A rock's colour.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum RockMaterialFile {
     /// One colour.
@@ -674,7 +641,7 @@ impl Default for RockMaterialFile {
 }
 
 /// `scatter`: many rocks placed from a seed, resting on the terrain.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScatterFile {
     /// Number of rocks, 0..=20000. Default 40.

@@ -1,15 +1,19 @@
 //! Scenes: the JSON file ([`file`](mod@file)), its validation into a checked
 //! [`Scene`] ([`validate`]), and error locations ([`locate`]).
 
+pub mod choice;
 pub mod file;
 pub mod locate;
+pub mod schema;
 pub mod validate;
 
 use std::path::{Path, PathBuf};
 
 use glam::Vec3;
 
-pub use file::{FisheyeCircle, FisheyeMapping, SceneFile, Tonemap};
+pub use crate::camera::{FisheyeCircle, FisheyeMapping};
+pub use crate::shade::tonemap::Tonemap;
+pub use file::SceneFile;
 
 use crate::camera::{Camera, Projection};
 use crate::error::{Error, Result};
@@ -260,7 +264,8 @@ pub fn parse(src: &str, file: &str, dir: &Path) -> Result<Scene> {
 
 /// [`parse`] with `edit` applied to the raw scene before validation.
 pub fn parse_with(src: &str, file: &str, dir: &Path, edit: RawEdit) -> Result<Scene> {
-    let mut raw = validate::deserialize(src, file)?;
+    let mut raw =
+        validate::deserialize(src, file).map_err(|e| validate::explain_range(src, dir, e))?;
     edit(&mut raw);
     let scene = validate::validate(&raw, dir).map_err(|e| e.into_error(src, file))?;
     scene.check_memory(file, Some(src))?;

@@ -13,7 +13,7 @@ use super::{
     CameraSettings, ImageSettings, RockMaterial, RockSpec, ScatterSpec, Scene, TerrainSettings,
     MAX_IMAGE_SIDE, MAX_SAMPLES, MAX_TERRAIN_SIDE,
 };
-use crate::camera::Projection;
+use crate::camera::{FisheyeMapping, Projection};
 use crate::error::Error;
 use crate::rock::scatter::ScatterParams;
 use crate::rock::{Displacement, Placement};
@@ -58,10 +58,19 @@ type Check<T> = std::result::Result<T, Invalid>;
 /// sentence with the JSON path, the line and a "did you mean" for typos.
 pub fn deserialize(src: &str, file: &str) -> Result<SceneFile, Error> {
     let de = &mut serde_json::Deserializer::from_str(src);
-    let result: Result<SceneFile, _> = serde_path_to_error::deserialize(de);
-    let err = match result {
-        Ok(raw) => {
+    let result: Result<SceneFile, _> = serde_path_to_error::deserialize(&mut *de);
+    let err = match result.map(|raw| (raw, de.end())) {
+        Ok((raw, Ok(()))) => {
             return Ok(raw);
+        }
+        Ok((_, Err(trailing))) => {
+            // Text after the scene's object: `{...} garbage`.
+            return Err(Error::Scene {
+                file: file.to_string(),
+                path: String::new(),
+                line: Some((trailing.line(), trailing.column())),
+                message: "malformed JSON: text after the end of the scene object".into(),
+            });
         }
         Err(e) => e,
     };
@@ -70,12 +79,23 @@ pub fn deserialize(src: &str, file: &str) -> Result<SceneFile, Error> {
         path.clear();
     }
     let inner = err.inner();
+    // Inside a tagged object (`{"type": ..., ...}`) serde knows only the
+    // object's path: find the field that holds the fault.
+    let mut narrowed = false;
+    if inner.classify() == serde_json::error::Category::Data {
+        let deeper = narrow_path(src, &path, &inner.to_string());
+        narrowed = deeper != path;
+        path = deeper;
+    }
     let full = inner.to_string();
     let message = full
         .rfind(" at line ")
         .map_or(full.as_str(), |i| &full[..i])
         .to_string();
     let mut line = (inner.line() > 0).then(|| (inner.line(), inner.column()));
+    if narrowed {
+        line = locate(src, &parse_path(&path)).or(line);
+    }
     let message = match inner.classify() {
         serde_json::error::Category::Syntax | serde_json::error::Category::Eof => {
             format!("malformed JSON: {message}")
@@ -112,6 +132,147 @@ pub fn deserialize(src: &str, file: &str) -> Result<SceneFile, Error> {
         line,
         message,
     })
+}
+
+/// The serde message of `value` read as a scene (`None` when it reads).
+fn data_error(value: &serde_json::Value) -> Option<String> {
+    serde_path_to_error::deserialize::<_, SceneFile>(value)
+        .err()
+        .map(|e| e.inner().to_string())
+}
+
+/// The path of the value inside the object at `path` that makes serde fail
+/// with `message`: a field of a tagged object whose own value alone (with
+/// the tag) fails the same way, and without which the object reads
+/// otherwise; followed down through nested objects. `path` as it is where
+/// no such field is found.
+fn narrow_path(src: &str, path: &str, message: &str) -> String {
+    let Ok(root) = serde_json::from_str::<serde_json::Value>(src) else {
+        return path.to_string();
+    };
+    let message = message.rfind(" at line ").map_or(message, |i| &message[..i]);
+    let same = |v: &serde_json::Value| {
+        data_error(v).is_some_and(|m| m.rfind(" at line ").map_or(&m[..], |i| &m[..i]) == message)
+    };
+    let mut segments = parse_path(path);
+    loop {
+        let Some(object) = value_at(&root, &segments).and_then(|v| v.as_object()).cloned() else {
+            break;
+        };
+        let tag = object.get("type").cloned();
+        let culprit = object.keys().filter(|k| *k != "type").find(|k| {
+            let mut alone = serde_json::Map::new();
+            if let Some(t) = &tag {
+                alone.insert("type".into(), t.clone());
+            }
+            alone.insert((*k).clone(), object[k.as_str()].clone());
+            let mut without = object.clone();
+            without.remove(k.as_str());
+            let with_only = replaced(&root, &segments, alone.into());
+            let with_rest = replaced(&root, &segments, without.into());
+            same(&with_only) && !same(&with_rest)
+        });
+        match culprit {
+            Some(k) => segments.push(super::locate::Segment::Key(k.clone())),
+            None => break,
+        }
+    }
+    segments
+        .iter()
+        .map(|s| match s {
+            super::locate::Segment::Key(k) => format!(".{k}"),
+            super::locate::Segment::Index(i) => format!("[{i}]"),
+        })
+        .collect::<String>()
+        .trim_start_matches('.')
+        .to_string()
+}
+
+/// The value at `path` in `root`.
+fn value_at<'a>(
+    root: &'a serde_json::Value,
+    path: &[super::locate::Segment],
+) -> Option<&'a serde_json::Value> {
+    path.iter().try_fold(root, |v, s| match s {
+        super::locate::Segment::Key(k) => v.get(k.as_str()),
+        super::locate::Segment::Index(i) => v.get(*i),
+    })
+}
+
+/// `root` with the value at `path` replaced by `value`.
+fn replaced(
+    root: &serde_json::Value,
+    path: &[super::locate::Segment],
+    value: serde_json::Value,
+) -> serde_json::Value {
+    let mut copy = root.clone();
+    let slot = path.iter().try_fold(&mut copy, |v, s| match s {
+        super::locate::Segment::Key(k) => v.get_mut(k.as_str()),
+        super::locate::Segment::Index(i) => v.get_mut(*i),
+    });
+    if let Some(slot) = slot {
+        *slot = value;
+    }
+    copy
+}
+
+/// For a whole number outside its type's range (`-5` where a count is
+/// expected), the range the field accepts, in the validator's words: the
+/// scene is read again with the value at each end of the type's range,
+/// and where the validator refuses one of them, its message (with the
+/// value given) replaces serde's. `err` as it is otherwise.
+pub fn explain_range(src: &str, dir: &Path, err: Error) -> Error {
+    let Error::Scene {
+        file,
+        path,
+        line,
+        message,
+    } = err
+    else {
+        return err;
+    };
+    let bounds: &[u64] = match message.rsplit("expected ").next() {
+        Some("u8") => &[u8::MAX as u64, 0],
+        Some("u16") => &[u16::MAX as u64, 0],
+        Some("u32") => &[u32::MAX as u64, 0],
+        Some("u64") | Some("usize") => &[u64::MAX, 0],
+        _ => &[],
+    };
+    let keep = |message: String| Error::Scene {
+        file: file.clone(),
+        path: path.clone(),
+        line,
+        message,
+    };
+    if bounds.is_empty() || path.is_empty() {
+        return keep(message);
+    }
+    let Ok(root) = serde_json::from_str::<serde_json::Value>(src) else {
+        return keep(message);
+    };
+    let segments = parse_path(&path);
+    let Some(given) = value_at(&root, &segments).map(|v| v.to_string()) else {
+        return keep(message);
+    };
+    for &bound in bounds {
+        let probe = replaced(&root, &segments, bound.into());
+        let Ok(raw) = serde_json::from_value::<SceneFile>(probe) else {
+            continue;
+        };
+        if let Err(refused) = validate(&raw, dir) {
+            if refused.path == path {
+                let rule = refused
+                    .message
+                    .rfind(", got ")
+                    .map_or(&refused.message[..], |i| &refused.message[..i]);
+                return keep(format!("{rule}, got {given}"));
+            }
+        }
+    }
+    let (lo, hi) = (bounds[1], bounds[0]);
+    keep(format!(
+        "must be a whole number between {lo} and {hi}, got {given}"
+    ))
 }
 
 /// For serde's "unknown field `x`, expected one of `a`, `b`" (or "unknown
@@ -355,12 +516,7 @@ fn validate_terrain(f: &TerrainFile, dir: &Path) -> Check<TerrainSettings> {
                 ));
             }
             let full = dir.join(&p.path);
-            // At the map's own size, unnormalised and without post steps,
-            // the terrain's heights are the samples times `height`
-            // (`terrain::generate`): made while the map is read.
-            let as_is = f.resolution.is_none()
-                && crate::terrain::scales_map_as_is(f.normalize.unwrap_or(false), &f.post);
-            let map = crate::terrain::import::load_scaled(&full, as_is.then_some(height))
+            let map = crate::terrain::import::load(&full)
                 .map_err(|e| Invalid::new(format!("{g}.path"), e))?;
             let native = [map.width as u32, map.height as u32];
             (Generator::Heightmap(Arc::new(map)), Some(native))

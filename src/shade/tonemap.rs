@@ -2,7 +2,20 @@
 
 use glam::{Vec3, Vec3A};
 
-pub use crate::scene::Tonemap;
+use serde::Deserialize;
+
+/// Tone mapping operator.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Tonemap {
+    /// Narkowicz's fit of the ACES filmic curve.
+    #[default]
+    Aces,
+    /// x / (1 + x).
+    Reinhard,
+    /// Clamp to [0, 1].
+    None,
+}
 
 /// Applies the tone curve to exposed linear radiance; the result is in [0, 1].
 #[inline]

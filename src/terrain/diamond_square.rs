@@ -20,7 +20,7 @@ use serde::Deserialize;
 use crate::hash::unit_f64;
 
 /// Parameters of the diamond-square generator.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DiamondSquare {
     /// How fast offsets shrink per level, 0..=4: each level's range is
@@ -66,7 +66,7 @@ impl Default for DiamondSquare {
 }
 
 /// Sign of the random offsets.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Offsets {
     /// Offsets in [−r, r].

@@ -30,7 +30,7 @@ use super::heightmap::box_smooth;
 use crate::hash::{sin_cos_det, unit_f64};
 
 /// Parameters of the fault-line generator.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FaultLine {
     /// Number of fault lines, 1..=100000. Default 1000.
@@ -78,7 +78,7 @@ impl Default for FaultLine {
 }
 
 /// Displacement dropoff over iterations.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Dropoff {
     /// d_i = d_0.

@@ -21,7 +21,7 @@ use super::fault_line::Dropoff;
 use crate::hash::unit_f64;
 
 /// Parameters of the hills generator.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Hills {
     /// Number of hills, 1..=100000. Default 400.

@@ -8,19 +8,21 @@
 //!
 //! The image's top row is the far, north (+z) edge of the terrain, as in
 //! POV-Ray and north-up GIS images: image row r is grid row H − 1 − r.
+//!
+//! Decoding is the `png` crate's (the same decoder `image` uses for
+//! textures); the rows are then flipped and their gray channel kept, in
+//! parallel.
 
+use std::io::BufReader;
 use std::path::Path;
-use std::sync::{Mutex, PoisonError};
 
 use rayon::prelude::*;
 use serde::Deserialize;
 
-use super::heightmap::{block_dims, block_ranges_row};
-use super::{pages, png_rows, Heightmap};
-use crate::accel::heightfield::ranges_len;
+use super::Heightmap;
 
 /// Parameters of the heightmap importer.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HeightmapFile {
     /// Grayscale PNG, relative to the scene file's folder. Required.
@@ -30,90 +32,16 @@ pub struct HeightmapFile {
 /// A decoded grayscale heightmap, row 0 = south (grid order): sample
 /// (i, j)'s value in [0, 1] is [`Imported::sample`] / `full_scale` (255
 /// or 65535 for PNGs).
-#[derive(Debug)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Imported {
     /// Samples per row.
     pub width: usize,
     /// Rows.
     pub height: usize,
-    /// The raw samples.
-    store: Store,
+    /// The raw samples, row-major, row 0 south.
+    samples: Vec<u16>,
     /// The raw value of 1.0.
     pub full_scale: f64,
-    /// [`heights`] at the map's own size for one scale, made while the map
-    /// was read ([`load_scaled`]), until the first call that asks for
-    /// exactly those takes them.
-    scaled: Mutex<Option<Scaled>>,
-}
-
-/// Where a map's raw samples are.
-#[derive(Debug, Clone)]
-enum Store {
-    /// Row-major, row 0 south.
-    Plain(Vec<u16>),
-    /// A PNG's decoded rows as they are, image row 0 (the north edge)
-    /// first: kept rather than copied out, since a copy of a 4097² map's
-    /// samples costs 33.5 MB of fresh pages and a pass over them.
-    Png(PngRows),
-}
-
-/// The decoded rows of a gray PNG.
-#[derive(Debug, Clone)]
-struct PngRows {
-    /// The rows, `pitch` bytes apart, their pixels from `skip` bytes in.
-    bytes: Vec<u8>,
-    pitch: usize,
-    skip: usize,
-    /// Bytes a pixel; its first one (8 bits) or two (16 bits, big-endian)
-    /// are the gray sample.
-    bpp: usize,
-    /// Whether samples are 16-bit.
-    wide: bool,
-}
-
-impl PngRows {
-    /// Where grid row `i` (of `h`)'s first pixel is: grid row i is image
-    /// row h − 1 − i.
-    #[inline]
-    fn row_start(&self, i: usize, h: usize) -> usize {
-        (h - 1 - i) * self.pitch + self.skip
-    }
-
-    /// The gray sample of the pixel at `bytes[at..]`.
-    #[inline]
-    fn gray(&self, at: usize) -> u16 {
-        if self.wide {
-            u16::from_be_bytes([self.bytes[at], self.bytes[at + 1]])
-        } else {
-            self.bytes[at] as u16
-        }
-    }
-
-    /// Grid row `i` (of `h`)'s `w` samples, in order, into `out`, each
-    /// through `f` (the sample width chosen once a row, not per pixel).
-    #[inline]
-    fn row_into<T>(&self, i: usize, h: usize, out: &mut [T], f: impl Fn(u16) -> T) {
-        let w = out.len();
-        let pixels = self.bytes[self.row_start(i, h)..][..w * self.bpp].chunks_exact(self.bpp);
-        if self.wide {
-            for (out, px) in out.iter_mut().zip(pixels) {
-                *out = f(u16::from_be_bytes([px[0], px[1]]));
-            }
-        } else {
-            for (out, px) in out.iter_mut().zip(pixels) {
-                *out = f(px[0] as u16);
-            }
-        }
-    }
-}
-
-/// The samples times `top`, rounded to f32: the heights, row-major, then
-/// where the vector is longer than the map, the range of each block of
-/// 2 × 2 cells ([`Heightmap::with_block_ranges`]).
-#[derive(Debug)]
-struct Scaled {
-    top: f64,
-    heights: Vec<f32>,
 }
 
 impl Imported {
@@ -124,41 +52,20 @@ impl Imported {
         Imported {
             width,
             height,
-            store: Store::Plain(samples),
+            samples,
             full_scale,
-            scaled: Mutex::new(None),
         }
     }
 
     /// The raw sample at row `i`, column `j` (row 0 south).
     #[inline]
     pub fn sample(&self, i: usize, j: usize) -> u16 {
-        match &self.store {
-            Store::Plain(samples) => samples[i * self.width + j],
-            Store::Png(rows) => rows.gray(rows.row_start(i, self.height) + j * rows.bpp),
-        }
-    }
-
-    /// Row `i`'s samples (row 0 south), each through `f`, into `out`
-    /// (`width` long).
-    fn row_into<T>(&self, i: usize, out: &mut [T], f: impl Fn(u16) -> T) {
-        match &self.store {
-            Store::Plain(samples) => {
-                for (out, &v) in out.iter_mut().zip(&samples[i * self.width..][..self.width]) {
-                    *out = f(v);
-                }
-            }
-            Store::Png(rows) => rows.row_into(i, self.height, out, f),
-        }
+        self.samples[i * self.width + j]
     }
 
     /// The raw samples, row-major, row 0 south.
     pub fn samples(&self) -> Vec<u16> {
-        let mut all = vec![0; self.width * self.height];
-        for (i, row) in all.chunks_mut(self.width).enumerate() {
-            self.row_into(i, row, |v| v);
-        }
-        all
+        self.samples.clone()
     }
 
     /// Sample (row `i`, column `j`) in [0, 1].
@@ -166,76 +73,6 @@ impl Imported {
     pub fn value(&self, i: usize, j: usize) -> f64 {
         self.sample(i, j) as f64 / self.full_scale
     }
-
-    /// The heights made while reading for scale `top`, if they were and
-    /// are still there; a later call makes them again.
-    fn take_scaled(&self, top: f64) -> Option<Heightmap> {
-        let mut slot = self.scaled.lock().unwrap_or_else(PoisonError::into_inner);
-        match slot.take() {
-            Some(made) if made.top.to_bits() == top.to_bits() => {
-                let (w, h) = (self.width, self.height);
-                Some(if made.heights.len() > w * h {
-                    Heightmap::with_block_ranges(w, h, made.heights)
-                } else {
-                    Heightmap::new(w, h, made.heights)
-                })
-            }
-            other => {
-                *slot = other;
-                None
-            }
-        }
-    }
-}
-
-/// Two maps are equal when their samples are: the heights made while
-/// reading are the samples' values again.
-impl PartialEq for Imported {
-    fn eq(&self, other: &Imported) -> bool {
-        (self.width, self.height, self.full_scale) == (other.width, other.height, other.full_scale)
-            && {
-                // Row by row: a 4097² map's samples are 33.5 MB a copy.
-                let (mut mine, mut theirs) = (vec![0; self.width], vec![0; self.width]);
-                (0..self.height).all(|i| {
-                    self.row_into(i, &mut mine, |v| v);
-                    other.row_into(i, &mut theirs, |v| v);
-                    mine == theirs
-                })
-            }
-    }
-}
-
-/// A copy of the samples; the heights made while reading stay with the
-/// original.
-impl Clone for Imported {
-    fn clone(&self) -> Imported {
-        Imported {
-            width: self.width,
-            height: self.height,
-            store: self.store.clone(),
-            full_scale: self.full_scale,
-            scaled: Mutex::new(None),
-        }
-    }
-}
-
-/// Reads a grayscale PNG; colour images are refused (a heightmap has one channel).
-pub fn load(path: &Path) -> Result<Imported, String> {
-    load_scaled(path, None)
-}
-
-/// [`load`], and where `top` is given, [`heights`] at the map's own size
-/// and that scale made with the samples: the first such call of
-/// [`heights`] takes them. Made in the parallel pass that converts the
-/// rows, they cost no pass of their own over the samples.
-///
-/// The file is mapped rather than read ([`pages::FileBytes`]): inflating
-/// it starts at once.
-pub fn load_scaled(path: &Path, top: Option<f64>) -> Result<Imported, String> {
-    let file = crate::texture::open_image_file(path)?;
-    let bytes = pages::FileBytes::of(file, crate::texture::MAX_IMAGE_FILE)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    decode_scaled(&bytes, path, top)
 }
 
 /// The most memory a heightmap's decoded pixels may take: room for the
@@ -244,41 +81,38 @@ pub fn load_scaled(path: &Path, top: Option<f64>) -> Result<Imported, String> {
 /// declares absurd dimensions.
 const MAX_DECODED_BYTES: usize = 2 << 30;
 
-/// Decodes heightmap bytes (named `path` in messages).
-pub fn decode(bytes: &[u8], path: &Path) -> Result<Imported, String> {
-    decode_scaled(bytes, path, None)
+/// Reads a grayscale PNG; colour images are refused (a heightmap has one channel).
+pub fn load(path: &Path) -> Result<Imported, String> {
+    let file = crate::texture::open_image_file(path)?;
+    decode_from(BufReader::new(file), path)
 }
 
-/// Decodes a heightmap's PNG `bytes` (named `path` in messages), and given
-/// `top`, its heights (see [`load_scaled`]).
-///
-/// Inflating the image is most of the work: a 4097² map's zlib stream
-/// takes 75-80 ms of one thread in libdeflate ([`png_rows`]). Meanwhile
-/// the other thread faults in the pages ([`pages`]): first those of the
-/// rows being inflated, ahead of the inflating, then those of the
-/// samples, the heights and the terrain hierarchy's room after them (a
-/// 4097² map's 144 MB, which would cost the conversion and the build as
-/// much again), and then inflates the stream's last eighth
-/// ([`png_rows::inflate_beside`]); then the rows are unfiltered and
-/// converted in parallel:
-/// flipped (the image's top row is the north edge, our row 0 the south),
-/// the gray channel kept. Interlaced and 1-, 2- or 4-bit images, rare for
-/// heightmaps, are decoded by the `png` crate instead.
-fn decode_scaled(bytes: &[u8], path: &Path, top: Option<f64>) -> Result<Imported, String> {
+/// Decodes heightmap bytes (named `path` in messages).
+pub fn decode(bytes: &[u8], path: &Path) -> Result<Imported, String> {
+    decode_from(std::io::Cursor::new(bytes), path)
+}
+
+/// Decodes a PNG from `input` (named `path` in messages): palettes and
+/// bit depths under 8 expanded to 8 bits, 16-bit samples kept, the gray
+/// channel taken and the rows flipped into grid order.
+fn decode_from<R: std::io::BufRead + std::io::Seek>(
+    input: R,
+    path: &Path,
+) -> Result<Imported, String> {
     let cannot = |e: &dyn std::fmt::Display| format!("cannot read {}: {e}", path.display());
     let mut decoder = png::Decoder::new_with_limits(
-        std::io::Cursor::new(bytes),
+        input,
         png::Limits {
             bytes: MAX_DECODED_BYTES,
         },
     );
-    // Palettes and low bit depths to 8 bits, a transparent colour to alpha.
     decoder.set_transformations(png::Transformations::EXPAND);
     let mut reader = decoder.read_info().map_err(|e| cannot(&e))?;
     let (color, depth) = reader.output_color_type();
-    let info = reader.info();
-    let (w, h) = (info.width as usize, info.height as usize);
-    let inflate_whole = !info.interlaced && info.bit_depth as u8 >= 8;
+    let (w, h) = {
+        let info = reader.info();
+        (info.width as usize, info.height as usize)
+    };
     let channels = match color {
         png::ColorType::Grayscale => 1,
         png::ColorType::GrayscaleAlpha => 2,
@@ -296,7 +130,7 @@ fn decode_scaled(bytes: &[u8], path: &Path, top: Option<f64>) -> Result<Imported
             path.display()
         ));
     }
-    reader
+    let size = reader
         .output_buffer_size()
         .filter(|&size| size <= MAX_DECODED_BYTES)
         .ok_or_else(|| {
@@ -306,157 +140,36 @@ fn decode_scaled(bytes: &[u8], path: &Path, top: Option<f64>) -> Result<Imported
                 channels * depth as usize
             )
         })?;
+    let mut raw = vec![0u8; size];
+    let frame = reader.next_frame(&mut raw).map_err(|e| cannot(&e))?;
     let wide = depth == png::BitDepth::Sixteen;
-    let room = top.map(|_| ranges_len(w, h));
-    // The pixel rows, `pitch` bytes apart from `skip` bytes in, pixels
-    // of `bpp` bytes whose first one or two are the gray sample.
-    let (rows, mut heights) = if inflate_whole {
-        let data = png_rows::image_data(bytes).map_err(|e| cannot(&e))?;
-        // The samples as stored, before any alpha for a transparent colour.
-        let bpp = info.color_type.samples() * if wide { 2 } else { 1 };
-        // Within MAX_DECODED_BYTES, checked above.
-        let len = png_rows::rows_len(w, h, bpp).unwrap_or(usize::MAX);
-        if !png_rows::might_inflate_to(data.len(), len) {
-            return Err(cannot(&"the image data ends early"));
-        }
-        let mut raw = vec![0u8; len];
-        let pages_of_raw = pages::Region::of(&mut raw);
-        let (inflated, heights) = png_rows::inflate_beside(&data, &mut raw, || {
-            pages::populate(pages_of_raw);
-            heights_room(w * h, room, true)
-        });
-        inflated.map_err(|e| cannot(&e))?;
-        png_rows::unfilter(&mut raw, w * bpp, bpp).map_err(|e| cannot(&e))?;
-        let rows = PngRows {
-            bytes: raw,
-            pitch: w * bpp + 1,
-            skip: 1,
-            bpp,
-            wide,
-        };
-        (rows, heights)
-    } else {
-        let mut raw = vec![0u8; reader.output_buffer_size().unwrap_or(0)];
-        reader.next_frame(&mut raw).map_err(|e| cannot(&e))?;
-        let pitch = reader
-            .output_line_size(w as u32)
-            .ok_or_else(|| cannot(&"rows too long"))?;
-        let bpp = channels * if wide { 2 } else { 1 };
-        let rows = PngRows {
-            bytes: raw,
-            pitch,
-            skip: 0,
-            bpp,
-            wide,
-        };
-        (rows, heights_room(w * h, room, false))
-    };
-    let full_scale = if wide { 65535.0 } else { 255.0 };
-    let scaled = if let Some(top) = top {
-        // As `heights` makes them at the map's own size, each sample's
-        // value looked up rather than divided out again: a 4097² map has
-        // 16.8 M samples but at most 65536 values (256 for 8 bits).
-        let height = |v: u16| (v as f64 / full_scale * top) as f32;
-        let table: Vec<f32> = (0..=full_scale as u16).map(height).collect();
-        convert(&rows, w, h, &table, &mut heights);
-        Some(Scaled { top, heights })
-    } else {
-        None
-    };
-    Ok(Imported {
-        width: w,
-        height: h,
-        store: Store::Png(rows),
-        full_scale,
-        scaled: Mutex::new(scaled),
-    })
-}
-
-/// Given `room` (floats for the terrain hierarchy's ranges after them),
-/// room for `n` heights and that many more floats, all zero; without
-/// `room`, no heights. With `touch`, every page is faulted in, so that
-/// filling them later faults nothing in (worth it where a thread would
-/// otherwise wait).
-fn heights_room(n: usize, room: Option<usize>, touch: bool) -> Vec<f32> {
-    let mut heights = room.map_or(Vec::new(), |room| vec![0.0f32; n + room]);
-    if touch {
-        pages::fault_in(&mut heights);
-    }
-    heights
-}
-
-/// Block rows a task of [`convert`] makes: 16 grid rows of heights.
-const BAND: usize = 8;
-
-/// Converts the `w` × `h` map's rows to heights through `table` (its
-/// heights by raw sample) into `out`, which has room for them and then
-/// more, and leaves `out` holding the heights and, where that room holds
-/// them, the ranges of the blocks of 2 × 2 cells
-/// ([`Heightmap::with_block_ranges`]): made band by band from the rows
-/// just written, while they are in the cache, they spare the terrain's
-/// build a pass over all the heights (9-10 ms of a 4097² map's). `out` is
-/// left longer than the heights exactly when it holds them.
-fn convert(rows: &PngRows, w: usize, h: usize, table: &[f32], out: &mut Vec<f32>) {
-    let n = w * h;
-    let (block_rows, block_cols) = block_dims(w, h);
-    let range_floats = 2 * block_rows * block_cols;
-    if out.len() < n + range_floats {
-        out.truncate(n);
-        out.par_chunks_mut(w)
-            .enumerate()
-            .for_each(|(i, row)| rows.row_into(i, h, row, |v| table[v as usize]));
-        return;
-    }
-    out.truncate(n + range_floats);
-    let (heights, ranges) = out.split_at_mut(n);
-    let ranges = ranges.as_chunks_mut::<2>().0;
-    // A band of 2·BAND grid rows, and its BAND block rows (none for a last
-    // band of one row: the top row of an odd number of rows, which the
-    // band before reads itself).
-    let bands = ranges
-        .par_chunks_mut(BAND * block_cols)
-        .map(Some)
-        .chain(rayon::iter::once(None));
-    heights
-        .par_chunks_mut(2 * BAND * w)
-        .zip(bands)
+    let bpp = channels * if wide { 2 } else { 1 };
+    let pitch = frame.line_size;
+    let mut samples = vec![0u16; w * h];
+    // Grid row i is image row h − 1 − i; the gray sample is a pixel's
+    // first one (8 bits) or two (16 bits, big-endian) bytes.
+    samples
+        .par_chunks_mut(w)
         .enumerate()
-        .for_each_init(
-            || [vec![0.0; w], vec![0.0; w], vec![0.0; w]],
-            |[after, lo, hi], (band, (band_heights, band_ranges))| {
-                let first = 2 * BAND * band;
-                for (k, row) in band_heights.chunks_mut(w).enumerate() {
-                    rows.row_into(first + k, h, row, |v| table[v as usize]);
-                }
-                let Some(band_ranges) = band_ranges else {
-                    return;
+        .for_each(|(i, row)| {
+            let pixels = raw[(h - 1 - i) * pitch..][..w * bpp].chunks_exact(bpp);
+            for (out, px) in row.iter_mut().zip(pixels) {
+                *out = if wide {
+                    u16::from_be_bytes([px[0], px[1]])
+                } else {
+                    px[0] as u16
                 };
-                let made = band_heights.len() / w;
-                // The row after the band, which its last block row reaches.
-                if first + made < h {
-                    rows.row_into(first + made, h, after, |v| table[v as usize]);
-                }
-                let row = |r: usize| -> &[f32] {
-                    match r.min(h - 1 - first) {
-                        r if r < made => &band_heights[r * w..][..w],
-                        _ => after,
-                    }
-                };
-                for (b, out) in band_ranges.chunks_mut(block_cols).enumerate() {
-                    block_ranges_row([row(2 * b), row(2 * b + 1), row(2 * b + 2)], lo, hi, out);
-                }
-            },
-        );
+            }
+        });
+    let full_scale = if wide { 65535.0 } else { 255.0 };
+    Ok(Imported::new(w, h, samples, full_scale))
 }
 
 /// The map resampled to `w` × `h` heights, `top` at full scale, rounded
 /// to f32: the values of [`resample`] then [`Heightmap::from_f64`], without
 /// the f64 copy of the grid.
 pub fn heights(src: &Imported, w: usize, h: usize, top: f64) -> Heightmap {
-    let made = ((w, h) == (src.width, src.height))
-        .then(|| src.take_scaled(top))
-        .flatten();
-    made.unwrap_or_else(|| Heightmap::new(w, h, resample_with(src, w, h, |v| (v * top) as f32)))
+    Heightmap::new(w, h, resample_with(src, w, h, |v| (v * top) as f32))
 }
 
 /// Bilinear resampling to `w` × `h` samples, each times `scale`; corners
@@ -475,9 +188,9 @@ pub fn resample_with<T: Send + Copy + Default>(
 ) -> Vec<T> {
     let mut out = vec![T::default(); w * h];
     if (w, h) == (src.width, src.height) {
-        out.par_chunks_mut(w)
-            .enumerate()
-            .for_each(|(i, row)| src.row_into(i, row, |v| f(v as f64 / src.full_scale)));
+        out.par_iter_mut()
+            .zip(src.samples.par_iter())
+            .for_each(|(out, &v)| *out = f(v as f64 / src.full_scale));
         return out;
     }
     out.par_chunks_mut(w).enumerate().for_each(|(i, row)| {
@@ -567,85 +280,6 @@ mod tests {
     }
 
     #[test]
-    fn heights_made_while_reading_have_room_for_the_hierarchy() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("h.png");
-        let img = image::ImageBuffer::from_fn(300, 200, |x, y| image::Luma([(x * 200 + y) as u16]));
-        image::DynamicImage::ImageLuma16(img).save(&path).unwrap();
-        let m = load_scaled(&path, Some(15.0)).unwrap();
-        let made = heights(&m, 300, 200, 15.0);
-        assert_eq!(
-            made.data(),
-            resample_with(&m, 300, 200, |v| (v * 15.0) as f32)
-        );
-        let (data, block_ranges) = made.into_data_and_block_ranges();
-        assert!(block_ranges);
-        assert!(
-            data.capacity() >= 300 * 200 + ranges_len(300, 200),
-            "capacity {}",
-            data.capacity()
-        );
-    }
-
-    /// The block ranges made with the heights are each block's lowest and
-    /// highest height, for maps of odd and even sides, of one band or many
-    /// (a band is 16 rows), a last band of one row among them.
-    #[test]
-    fn block_ranges_made_while_reading_are_each_blocks_range() {
-        let dir = tempfile::tempdir().unwrap();
-        for (w, h) in [
-            (37, 33),
-            (40, 34),
-            (19, 35),
-            (6, 49),
-            (300, 17),
-            (3, 3),
-            (2, 2),
-        ] {
-            let path = dir.path().join(format!("b{w}x{h}.png"));
-            let img = image::ImageBuffer::from_fn(w, h, |x, y| {
-                image::Luma([(crate::hash::unit_f32(x as u64, y as u64, 3) * 60000.0) as u16])
-            });
-            image::DynamicImage::ImageLuma16(img).save(&path).unwrap();
-            let (w, h) = (w as usize, h as usize);
-            let m = load_scaled(&path, Some(7.0)).unwrap();
-            let heights = heights(&m, w, h, 7.0);
-            let plain = heights.data().to_vec();
-            assert_eq!(
-                plain,
-                resample_with(&m, w, h, |v| (v * 7.0) as f32),
-                "{w}×{h}"
-            );
-            let (data, made) = heights.into_data_and_block_ranges();
-            // A map of one cell has no hierarchy to start, nor room for it.
-            assert_eq!(made, (w, h) != (2, 2), "{w}×{h}");
-            if !made {
-                assert_eq!(data.len(), w * h);
-                continue;
-            }
-            let (rows, cols) = block_dims(w, h);
-            assert_eq!(data.len(), w * h + 2 * rows * cols, "{w}×{h}");
-            for bi in 0..rows {
-                for bj in 0..cols {
-                    let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
-                    for i in 2 * bi..=(2 * bi + 2).min(h - 1) {
-                        for j in 2 * bj..=(2 * bj + 2).min(w - 1) {
-                            lo = lo.min(plain[i * w + j]);
-                            hi = hi.max(plain[i * w + j]);
-                        }
-                    }
-                    let at = w * h + 2 * (bi * cols + bj);
-                    assert_eq!(
-                        [data[at], data[at + 1]],
-                        [lo, hi],
-                        "{w}×{h}, block {bi}, {bj}"
-                    );
-                }
-            }
-        }
-    }
-
-    #[test]
     fn resampling_at_the_native_size_only_scales() {
         let src = Imported::new(3, 2, vec![0, 1, 2, 3, 4, 255], 255.0);
         let out = resample(&src, 3, 2, 10.0);
@@ -663,15 +297,6 @@ mod tests {
 
     /// Loads a `w` × `h` grayscale PNG of `depth` bits made from packed rows.
     fn load_gray((w, h): (u32, u32), depth: png::BitDepth, packed: &[u8]) -> Imported {
-        load_gray_scaled((w, h), depth, packed, None)
-    }
-
-    fn load_gray_scaled(
-        (w, h): (u32, u32),
-        depth: png::BitDepth,
-        packed: &[u8],
-        top: Option<f64>,
-    ) -> Imported {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("h.png");
         let file = std::fs::File::create(&path).unwrap();
@@ -681,7 +306,7 @@ mod tests {
         let mut writer = enc.write_header().unwrap();
         writer.write_image_data(packed).unwrap();
         writer.finish().unwrap();
-        load_scaled(&path, top).unwrap()
+        load(&path).unwrap()
     }
 
     #[test]
@@ -701,9 +326,8 @@ mod tests {
     }
 
     /// Every way of reading a decoded map's samples gives the same ones:
-    /// one at a time, all at once, row by row at the map's own size, and
-    /// from a copy; for rows inflated whole (16-bit gray with alpha,
-    /// 8-bit) and rows the png crate expanded (2-bit).
+    /// one at a time, all at once, resampled at the map's own size, and
+    /// from a copy; for 16-bit gray with alpha, 8-bit and 2-bit maps.
     #[test]
     fn a_maps_samples_read_alike_every_way() {
         let dir = tempfile::tempdir().unwrap();
@@ -741,42 +365,6 @@ mod tests {
         (0..h)
             .flat_map(|r| (0..w).flat_map(move |c| ((1000 * r + c) as u16).to_be_bytes()))
             .collect()
-    }
-
-    /// The heights made while reading are bit for bit those made after
-    /// it, from the samples: taken once, then made again; for another
-    /// scale or size, made from the samples.
-    #[test]
-    fn heights_made_while_reading_are_the_samples_scaled() {
-        // 150 rows: two full batches of rows and a short one.
-        let (w, h) = (67, 150);
-        let rows = numbered_rows(w, h);
-        for depth in [png::BitDepth::Sixteen, png::BitDepth::Eight] {
-            let packed: Vec<u8> = match depth {
-                png::BitDepth::Eight => rows.iter().step_by(2).copied().collect(),
-                _ => rows.clone(),
-            };
-            let top = 37.3;
-            let plain = load_gray((w, h), depth, &packed);
-            let read = load_gray_scaled((w, h), depth, &packed, Some(top));
-            assert_eq!(read, plain);
-            let bits = |m: &Heightmap| m.data().iter().map(|v| v.to_bits()).collect::<Vec<_>>();
-            let expected = bits(&heights(&plain, w as usize, h as usize, top));
-            assert!(expected.iter().any(|&b| b != 0));
-            // Another scale leaves them in place; then they are taken.
-            let other = bits(&heights(&read, w as usize, h as usize, 2.0 * top));
-            assert_eq!(
-                other,
-                bits(&heights(&plain, w as usize, h as usize, 2.0 * top))
-            );
-            assert!(read.scaled.lock().unwrap().is_some());
-            assert_eq!(bits(&heights(&read, w as usize, h as usize, top)), expected);
-            assert!(read.scaled.lock().unwrap().is_none());
-            assert_eq!(bits(&heights(&read, w as usize, h as usize, top)), expected);
-            // Another size resamples the samples.
-            let resampled = bits(&heights(&read, 20, 30, top));
-            assert_eq!(resampled, bits(&heights(&plain, 20, 30, top)));
-        }
     }
 
     #[test]
@@ -909,7 +497,7 @@ mod tests {
         // 8000 × 8000 samples (128 MB): the four bytes of data would
         // inflate to 4 KB at most.
         header_with_scant_data(&path, (8000, 8000));
-        let e = load_scaled(&path, Some(10.0)).unwrap_err();
+        let e = load(&path).unwrap_err();
         assert_eq!(
             e,
             format!("cannot read {}: the image data ends early", path.display())

@@ -224,8 +224,8 @@ mod tests {
                 .indices
                 .iter()
                 .filter_map(|t| {
-                    crate::accel::ray::intersect_triangle(
-                        &crate::accel::Ray::new(origin, Vec3::NEG_Y),
+                    crate::ray::intersect_triangle(
+                        &crate::ray::Ray::new(origin, Vec3::NEG_Y),
                         mesh.positions[t[0] as usize],
                         mesh.positions[t[1] as usize],
                         mesh.positions[t[2] as usize],

@@ -2,7 +2,6 @@
 //! [`Heightmap`]; [`TerrainGrid`] places it in the world, answers
 //! `height_at` and turns it into triangles.
 
-pub mod deflate_tail;
 pub mod diamond_square;
 pub mod export;
 pub mod fault_line;
@@ -11,8 +10,6 @@ pub mod hills;
 pub mod import;
 pub mod mesh;
 pub mod noise;
-pub mod pages;
-pub mod png_rows;
 pub mod post;
 
 use std::sync::Arc;

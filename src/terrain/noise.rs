@@ -25,7 +25,7 @@ use serde::Deserialize;
 use crate::hash::hash3;
 
 /// Noise basis.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Basis {
     /// Lattice values with smoothstep blending.
@@ -36,8 +36,8 @@ pub enum Basis {
 }
 
 /// The octaves: generated from a base or listed one by one.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(untagged, deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, schemars::JsonSchema)]
+#[schemars(untagged, deny_unknown_fields)]
 pub enum Octaves {
     /// `count` octaves; octave k has frequency · lacunarity^k and amplitude gain^k.
     Fractal {
@@ -46,14 +46,54 @@ pub enum Octaves {
         /// Frequency of the first octave, cycles per world unit, > 0.
         frequency: f64,
         /// Frequency ratio between octaves, 1..=4. Default 2.
-        #[serde(default = "default_lacunarity")]
+        #[schemars(default = "default_lacunarity")]
         lacunarity: f64,
         /// Amplitude ratio between octaves, 0..=1. Default 0.5.
-        #[serde(default = "default_gain")]
+        #[schemars(default = "default_gain")]
         gain: f64,
     },
     /// Explicit [amplitude, frequency] pairs (frequency in cycles per world unit).
     List(Vec<[f64; 2]>),
+}
+
+/// [`Octaves::Fractal`] as read from an object.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FractalFile {
+    count: u32,
+    frequency: f64,
+    #[serde(default = "default_lacunarity")]
+    lacunarity: f64,
+    #[serde(default = "default_gain")]
+    gain: f64,
+}
+
+/// An object is the fractal form, an array the list: read by what the
+/// value is rather than by trying each form (serde's `untagged`), so that
+/// an error names the field at fault and says what is wrong with it.
+impl<'de> Deserialize<'de> for Octaves {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Octaves, D::Error> {
+        struct Either;
+        impl<'de> serde::de::Visitor<'de> for Either {
+            type Value = Octaves;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object {\"count\", \"frequency\", ...} or a list of [amplitude, frequency] pairs")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Octaves, A::Error> {
+                let f = FractalFile::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+                Ok(Octaves::Fractal {
+                    count: f.count,
+                    frequency: f.frequency,
+                    lacunarity: f.lacunarity,
+                    gain: f.gain,
+                })
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, seq: A) -> Result<Octaves, A::Error> {
+                Vec::deserialize(serde::de::value::SeqAccessDeserializer::new(seq)).map(Octaves::List)
+            }
+        }
+        d.deserialize_any(Either)
+    }
 }
 
 fn default_lacunarity() -> f64 {
@@ -81,7 +121,7 @@ impl Octaves {
 }
 
 /// Domain warp.
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Warp {
     /// Largest displacement of the sample point, world units, 0..=1e4.
@@ -91,7 +131,7 @@ pub struct Warp {
 }
 
 /// Island mask.
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Island {
     /// Radius of the full-height area, fraction of the half size, 0..=1. Default 0.5.
@@ -116,7 +156,7 @@ fn default_sea_level() -> f64 {
 }
 
 /// Parameters of the noise generator.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Noise {
     /// `perlin` (default) or `value`.

@@ -16,7 +16,7 @@ use serde::Deserialize;
 use crate::hash::unit_f64;
 
 /// One post-processing step.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum PostStep {
     /// Map the heights linearly onto [0, terrain.height].
@@ -56,7 +56,7 @@ pub enum PostStep {
 }
 
 /// Smoothing kernel.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SmoothFilter {
     /// Gaussian with σ = radius / 2, truncated at the radius.
@@ -87,7 +87,7 @@ fn default_sharpness() -> f64 {
 
 /// Droplet erosion parameters (after H. Beyer, "Implementation of a method
 /// for hydraulic erosion", 2015).
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Hydraulic {
     /// Droplets, 1..=10,000,000. Default 50000.

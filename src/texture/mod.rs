@@ -17,7 +17,7 @@ use serde::Deserialize;
 use crate::error::{Error, Result};
 
 /// Texel lookup.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Filter {
     /// The texel whose cell contains (u, v).

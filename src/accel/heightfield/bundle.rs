@@ -24,7 +24,7 @@
 use glam::Vec3;
 
 use super::{lower, Block, HeightField};
-use crate::accel::ray::{Aabb, Ray};
+use crate::ray::{Aabb, Ray};
 
 /// Rays taken together: 64, an 8 × 8 patch of pixels when the caller
 /// orders them so.

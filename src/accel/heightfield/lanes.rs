@@ -42,9 +42,9 @@ use std::arch::x86_64::*;
 use super::simd::{Avx2, Avx512, Simd, MAX_LANES};
 use super::{HeightField, Hint, Query, Start, PATIENCE};
 use crate::accel::bvh::Hit;
-use crate::accel::isa::Isa;
+use crate::isa::Isa;
 use crate::accel::octet::rays_of;
-use crate::accel::ray::{Ray, CULL_SLACK, ROBUST_FAR};
+use crate::ray::{Ray, CULL_SLACK, ROBUST_FAR};
 
 /// The grid lines of one axis as [`crate::terrain::TerrainGrid::position`]
 /// places them, lane by lane: line j at (j / cells − ½) · size.
@@ -870,7 +870,7 @@ fn fill<Q: Query>(
 }
 
 /// A cell's four corners moved into each lane's ray frame (as
-/// [`crate::accel::ray::shear_vertices`] does, lane by lane).
+/// [`crate::ray::shear_vertices`] does, lane by lane).
 #[inline(always)]
 unsafe fn sheared<S: Simd>(s: &State, points: [[S::F; 3]; 4]) -> [[S::F; 3]; 4] {
     let f = |v: &[f32; MAX_LANES]| S::load(v.as_ptr());
@@ -925,7 +925,7 @@ impl<S: Simd> Frame<S> {
 }
 
 /// The watertight test of one triangle per lane, as
-/// [`crate::accel::ray::hit_sheared`] computes it, up to the t_max test.
+/// [`crate::ray::hit_sheared`] computes it, up to the t_max test.
 struct Triangle<S: Simd> {
     /// Lanes with an exactly zero edge function (for the f64 fallback).
     zero: S::M,

@@ -50,8 +50,7 @@ use rayon::prelude::*;
 
 use self::bundle::Hint;
 use super::bvh::Hit;
-use super::ray::{hit_sheared, shear_vertices, Aabb, Ray, CULL_SLACK, ROBUST_FAR};
-use crate::terrain::heightmap::block_ranges_row;
+use crate::ray::{hit_sheared, shear_vertices, Aabb, Ray, CULL_SLACK, ROBUST_FAR};
 use crate::terrain::TerrainGrid;
 
 /// A heightmap grid with its min/max hierarchy.
@@ -244,22 +243,9 @@ impl HeightField {
         // 1..=top.
         let n = cols * rows;
         let size = grid.size;
-        // Level 1 may come with the heights, made as they were written
-        // (`Heightmap::with_block_ranges`): a 4097² field's level 1 from
-        // its heights is a pass over 67 MB of them, 9-10 ms of its build.
-        let (mut data, made) = grid.heights.into_data_and_block_ranges();
-        let made = made && top >= 1;
-        data.truncate(
-            n + if made {
-                2 * level_rows[1] * level_cols[1]
-            } else {
-                0
-            },
-        );
-        // The rest of the ranges' room, zeroed in parallel: a serial
-        // `resize` spent 40-50 ms on the pages of a 4097² field's 44 MB of
-        // ranges. An imported map's heights come with it, their pages
-        // already touched while the map inflated (`ranges_len`).
+        let mut data = grid.heights.into_data();
+        // The ranges' room, zeroed in parallel: a serial `resize` spent
+        // 40-50 ms on the pages of a 4097² field's 44 MB of ranges.
         let rest = n + 2 * total - data.len();
         data.reserve_exact(rest);
         data.par_extend(rayon::iter::repeat_n(0.0, rest));
@@ -269,7 +255,7 @@ impl HeightField {
         // to) four blocks of level k − 1 under each block. Each level is
         // written in place, its rows in parallel.
         let heights = &*heights;
-        if top >= 1 && !made {
+        if top >= 1 {
             first_level(
                 heights,
                 cols,
@@ -391,7 +377,7 @@ impl HeightField {
     /// The instruction set a batch walks its lanes in, if any: the CPU's,
     /// where the field's indices fit the lanes.
     #[cfg(target_arch = "x86_64")]
-    fn lanes_isa(&self) -> Option<super::isa::Isa> {
+    fn lanes_isa(&self) -> Option<crate::isa::Isa> {
         lanes::isa().filter(|_| self.fits_lanes())
     }
 
@@ -894,6 +880,42 @@ fn cell_range(heights: &[f32], cols: usize, i: usize, j: usize) -> [f32; 2] {
     [a.min(b).min(c.min(d)), a.max(b).max(c.max(d))]
 }
 
+/// The (min, max) height of each block of one row of 2 × 2-cell blocks,
+/// into `out`: block j spans columns 2j ..= 2j + 2 (or to the last column)
+/// of `rows`, the block row's grid rows 2i, 2i + 1 and 2i + 2 (at the far
+/// edge, where there is no row 2i + 2, the last row twice). `lo` and `hi`
+/// are room for a row each. A NaN height is passed over.
+pub fn block_ranges_row(rows: [&[f32]; 3], lo: &mut [f32], hi: &mut [f32], out: &mut [[f32; 2]]) {
+    // min and max that pass over a NaN second operand, one instruction
+    // each; folds from ±∞ never hold a NaN.
+    let lower = |a: f32, b: f32| if b < a { b } else { a };
+    let higher = |a: f32, b: f32| if b > a { b } else { a };
+    let [a, b, c] = rows;
+    for ((((lo, hi), &x), &y), &z) in lo.iter_mut().zip(hi.iter_mut()).zip(a).zip(b).zip(c) {
+        *lo = lower(lower(lower(f32::INFINITY, x), y), z);
+        *hi = higher(higher(higher(f32::NEG_INFINITY, x), y), z);
+    }
+    // Block j from the column pairs j and j + 1 (the first of the latter),
+    // in lanes; the last block alone, its third column clamped.
+    let Some((last, inner)) = out.split_last_mut() else {
+        return;
+    };
+    let (lo_pairs, hi_pairs) = (lo.as_chunks::<2>().0, hi.as_chunks::<2>().0);
+    let next = lo_pairs[1..].iter().zip(&hi_pairs[1..]);
+    for (((out, l), h), (l2, h2)) in inner.iter_mut().zip(lo_pairs).zip(hi_pairs).zip(next) {
+        *out = [
+            lower(lower(l[0], l[1]), l2[0]),
+            higher(higher(h[0], h[1]), h2[0]),
+        ];
+    }
+    let j = 2 * inner.len();
+    let end = (j + 2).min(a.len() - 1);
+    *last = [
+        lower(lower(lo[j], lo[j + 1]), lo[end]),
+        higher(higher(hi[j], hi[j + 1]), hi[end]),
+    ];
+}
+
 /// The (min, max) height of each level-1 block of a grid of `cols` samples
 /// a row: block (bi, bj) holds the cells of rows 2bi, 2bi + 1 and columns
 /// 2bj, 2bj + 1 (those that exist), so the samples of rows 2bi ..= 2bi + 2
@@ -980,22 +1002,6 @@ impl HeightField {
 fn sight_pays(cells: usize, camera_rays: usize, lanes: usize) -> bool {
     let cells_per_ray = if lanes >= 16 { 1 } else { 3 };
     cells <= cells_per_ray * camera_rays
-}
-
-/// How many floats [`HeightField::new`] appends to a `cols` × `rows`
-/// grid's heights for the levels' ranges: a producer of heights that
-/// allocates this much more room up front (and touches its pages while it
-/// waits on other work) spares the build both the copy into a larger
-/// allocation and the first touch of the ranges' pages.
-pub fn ranges_len(cols: usize, rows: usize) -> usize {
-    let (cw, ch) = (cols.saturating_sub(1), rows.saturating_sub(1));
-    let blocks: usize = (1..=top_level(cw, ch))
-        .map(|k| {
-            let (r, c) = level_dims(ch, cw, k);
-            r * c
-        })
-        .sum();
-    2 * blocks
 }
 
 /// The root's level over `cw` × `ch` cells: the first whose one block

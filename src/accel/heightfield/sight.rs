@@ -38,7 +38,7 @@ use rayon::prelude::*;
 
 use super::bundle::{Hint, BUNDLE};
 use super::{higher, lower, HeightField};
-use crate::accel::ray::Ray;
+use crate::ray::Ray;
 
 /// Most entries of a table (u16 each): 8 MiB.
 const MAX_ENTRIES: usize = 1 << 20;

@@ -71,8 +71,8 @@ fn check_batches(field: &HeightField, rays: &[(Ray, f32)]) -> Result<(), TestCas
 /// bit for bit what one ray at a time gives (the batch above runs only the
 /// best copy).
 fn check_each_isa(field: &HeightField, rays: &[Ray], t_max: &[f32]) -> Result<(), TestCaseError> {
-    for cap in crate::accel::isa::caps_here() {
-        let (hits, blocked) = crate::accel::isa::with_cap(cap, || {
+    for cap in crate::isa::caps_here() {
+        let (hits, blocked) = crate::isa::with_cap(cap, || {
             let mut hits = vec![None; rays.len()];
             field.intersect_batch(rays, t_max, &mut hits);
             let mut blocked = vec![false; rays.len()];
@@ -816,28 +816,20 @@ fn lit_fields_are_built_then_lit_fields() {
     assert!(HeightField::lit(g, None, usize::MAX).light.is_none());
 }
 
-/// Heights that come with their blocks' ranges (as an imported map's do)
-/// give the field that heights alone give, for grids with odd and even
-/// numbers of cells, and one of a single cell (no hierarchy to start).
+/// Each block's range is the lowest and highest of its 3 × 3 samples
+/// (fewer at the far edges); a NaN height is passed over.
 #[test]
-fn block_ranges_given_with_the_heights_give_the_same_field() {
-    use crate::terrain::heightmap::block_dims;
-    for (w, h) in [(70, 45), (33, 34), (2, 9), (2, 2)] {
-        let heights = hashed_heights(w, h, 7, -1.0, 6.0);
-        let (rows, cols) = block_dims(w, h);
-        let mut ranges = vec![[0.0f32; 2]; rows * cols];
-        first_level(&heights, w, &mut ranges, cols);
-        let mut data = heights.clone();
-        data.extend(ranges.iter().flatten());
-        let given = TerrainGrid {
-            heights: Heightmap::with_block_ranges(w, h, data),
-            size: [30.0, 20.0],
-        };
-        let plain = grid(w, h, heights, [30.0, 20.0]);
-        let (a, b) = (HeightField::new(given), HeightField::new(plain));
-        assert_eq!(a.data, b.data, "{w}×{h}");
-        assert_eq!(a.peaks, b.peaks, "{w}×{h}");
-    }
+fn block_ranges_row_takes_each_blocks_samples() {
+    let r0 = [0.0, 5.0, 1.0, 9.0, 2.0, 3.0];
+    let r1 = [4.0, f32::NAN, 6.0, -1.0, 7.0, 8.0];
+    let r2 = [2.0, 2.0, 2.0, 2.0, 2.0, 10.0];
+    let (mut lo, mut hi) = ([0.0; 6], [0.0; 6]);
+    let mut out = [[0.0; 2]; 3];
+    block_ranges_row([&r0, &r1, &r2], &mut lo, &mut hi, &mut out);
+    assert_eq!(out, [[0.0, 6.0], [-1.0, 9.0], [2.0, 10.0]]);
+    // Columns 0..=2, 2..=4 and 4..=5 of the first row alone (twice).
+    block_ranges_row([&r0, &r0, &r0], &mut lo, &mut hi, &mut out);
+    assert_eq!(out, [[0.0, 5.0], [1.0, 9.0], [2.0, 3.0]]);
 }
 
 /// The finest level with horizons and peaks is the first with no more
@@ -1003,23 +995,3 @@ fn sight_table_pays_by_cells_per_ray_and_lanes() {
     }
 }
 
-#[test]
-fn ranges_len_is_what_the_build_appends() {
-    for (cols, rows) in [
-        (2, 2),
-        (3, 2),
-        (2, 9),
-        (5, 5),
-        (17, 33),
-        (129, 97),
-        (1025, 3),
-    ] {
-        let data: Vec<f32> = (0..cols * rows).map(|k| (k % 7) as f32).collect();
-        let field = HeightField::new(grid(cols, rows, data, [1.0, 1.0]));
-        assert_eq!(
-            field.data.len() - cols * rows,
-            ranges_len(cols, rows),
-            "{cols}×{rows}"
-        );
-    }
-}

@@ -3,14 +3,13 @@
 //! `TYPE[:NUMBER][:MAPPING][:CIRCLE]` items of `scree compare --projections`.
 //! Every choice goes through the same validation as a scene file's.
 
-use super::Projection;
+use super::file::ProjectionFile;
+use super::validate::validate_projection;
+use crate::camera::{FisheyeCircle, FisheyeMapping, Projection};
 use crate::error::{Error, Result};
-use crate::scene::file::ProjectionFile;
-use crate::scene::validate::validate_projection;
-use crate::scene::{FisheyeCircle, FisheyeMapping};
 
 /// A projection type, as named on the command line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProjectionKind {
     /// Pinhole camera.
     Perspective,
@@ -25,6 +24,19 @@ pub enum ProjectionKind {
 }
 
 impl ProjectionKind {
+    /// The type named `name` as in scene files (any case).
+    pub fn named(name: &str) -> Option<ProjectionKind> {
+        let kind = match name.to_ascii_lowercase().as_str() {
+            "perspective" => ProjectionKind::Perspective,
+            "orthographic" => ProjectionKind::Orthographic,
+            "cylindrical" => ProjectionKind::Cylindrical,
+            "equirectangular" => ProjectionKind::Equirectangular,
+            "fisheye" => ProjectionKind::Fisheye,
+            _ => return None,
+        };
+        Some(kind)
+    }
+
     /// The type with its scene-file defaults.
     pub fn defaults(self) -> ProjectionFile {
         let json = match self {
@@ -141,15 +153,21 @@ pub fn choose(
     })
 }
 
+/// The value of a scene-file enum named `name` (any case, `-` or `_`
+/// between words), as the scene file spells it.
+fn named<T: serde::de::DeserializeOwned>(name: &str) -> Option<T> {
+    let spelled = name.to_ascii_lowercase().replace('-', "_");
+    serde_json::from_value(serde_json::Value::String(spelled)).ok()
+}
+
 /// Parses a `TYPE[:NUMBER][:MAPPING][:CIRCLE]` item: NUMBER is the fov in
 /// degrees (the view width for orthographic), e.g. `cylindrical:360`,
 /// `fisheye:200:equisolid:full_frame`, `orthographic:80`.
 pub fn parse_item(current: &Projection, item: &str) -> Result<Projection> {
-    use clap::ValueEnum;
     let bad = |what: String| Error::Usage(format!("--projections item `{item}`: {what}"));
     let mut parts = item.split(':');
     let name = parts.next().unwrap_or_default().trim();
-    let kind = ProjectionKind::from_str(name, true).map_err(|_| {
+    let kind = ProjectionKind::named(name).ok_or_else(|| {
         bad("unknown projection; use perspective, orthographic, cylindrical, equirectangular or fisheye".into())
     })?;
     let mut o = Overrides::default();
@@ -160,9 +178,9 @@ pub fn parse_item(current: &Projection, item: &str) -> Result<Projection> {
             } else {
                 o.fov = Some(v);
             }
-        } else if let Ok(m) = FisheyeMapping::from_str(part, true) {
+        } else if let Some(m) = named::<FisheyeMapping>(part) {
             o.mapping = Some(m);
-        } else if let Ok(c) = FisheyeCircle::from_str(&part.replace('_', "-"), true) {
+        } else if let Some(c) = named::<FisheyeCircle>(part) {
             o.circle = Some(c);
         } else {
             return Err(bad(format!(
