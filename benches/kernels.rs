@@ -333,8 +333,7 @@ fn triangle_kernel(c: &mut Criterion) {
         bench.iter(|| {
             rays.iter()
                 .filter(|r| {
-                    scree::ray::intersect_triangle(black_box(r), a, b, t, f32::INFINITY)
-                        .is_some()
+                    scree::ray::intersect_triangle(black_box(r), a, b, t, f32::INFINITY).is_some()
                 })
                 .count()
         })

@@ -15,12 +15,12 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::isa::Isa;
 use crate::accel::{Bvh, HeightField, Hit};
-use crate::ray::Ray;
 use crate::camera::{Camera, Projection};
 use crate::error::{Error, Result};
+use crate::isa::Isa;
 use crate::mesh::TriangleMesh;
+use crate::ray::Ray;
 use crate::render::{patch_order, Rect, PATCH};
 use crate::simd4::Vec3x4;
 use crate::terrain::{import, TerrainGrid};

@@ -308,4 +308,3 @@ pub fn texture(args: TextureArgs) -> Result<ExitCode> {
     }
     Ok(ExitCode::SUCCESS)
 }
-

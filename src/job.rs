@@ -13,12 +13,12 @@ use indicatif::ProgressBar;
 
 use crate::camera::Projection;
 use crate::error::{Error, Result};
+use crate::farm;
 use crate::output::{self, Format, Metadata};
 use crate::render::{self, Framebuffer, Rect, RenderStats};
 use crate::scene::choice::{self, ProjectionKind};
 use crate::scene::{self, Scene};
 use crate::world::{BuildOptions, World};
-use crate::farm;
 
 /// Which pixels of the image a job renders.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 use glam::{Affine3A, Mat3A, Vec3, Vec3A};
 
 use crate::accel::{Bvh, HeightField, Object, ObjectHit, TopLevel, Transform};
-use crate::ray::Ray;
 use crate::mesh::{face_normal, TriangleMesh};
+use crate::ray::Ray;
 use crate::rock::analytic::AnalyticRock;
 use crate::rock::{self, scatter, Placement, UvSphere};
 use crate::scene::{RockMaterial, Scene};

@@ -19,11 +19,11 @@ use super::octet::{rays_of, OCTET};
 use super::packet::Packet;
 use super::sah::{binary, build_prims, MAX_LEAF};
 pub use super::sah::{LeafCost, Node};
+use super::wide::WideTree;
+use crate::mesh::TriangleMesh;
 #[cfg(test)]
 use crate::ray::intersect_triangle;
 use crate::ray::{Aabb, Ray};
-use super::wide::WideTree;
-use crate::mesh::TriangleMesh;
 
 /// The closest intersection found along a ray.
 #[derive(Debug, Clone, Copy, PartialEq)]

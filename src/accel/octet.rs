@@ -25,9 +25,9 @@
 
 use std::ops::Range;
 
+use super::wide::WideTree;
 use crate::isa::Isa;
 use crate::ray::Ray;
-use super::wide::WideTree;
 
 /// Rays in an octet.
 pub const OCTET: usize = 8;
@@ -465,10 +465,10 @@ mod tests {
     use proptest::prelude::*;
 
     use crate::accel::bvh::tests::{ray_strategy, soup};
-    use crate::isa::{caps_here, with_cap};
     use crate::accel::Bvh;
-    use crate::ray::Ray;
+    use crate::isa::{caps_here, with_cap};
     use crate::mesh::TriangleMesh;
+    use crate::ray::Ray;
 
     /// Checks that the batch calls give, ray by ray and bit for bit, what
     /// the one-ray calls give, with every compiled copy of the traversals

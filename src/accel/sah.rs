@@ -51,7 +51,6 @@ impl Node {
     }
 }
 
-
 pub(crate) const BINS: usize = 12;
 pub(crate) const MAX_LEAF: usize = 4;
 /// SAH cost of one node traversal relative to one primitive test.
@@ -83,7 +82,6 @@ pub(crate) struct BuildPrim {
     pub(crate) id: u32,
 }
 
-
 /// Build records of primitives with the given boxes.
 pub(crate) fn build_prims(bounds: &[Aabb]) -> Vec<BuildPrim> {
     bounds
@@ -106,7 +104,6 @@ pub(crate) fn binary(prims: &mut [BuildPrim], leaf: LeafCost) -> Vec<Node> {
         build_subtree(prims, 0, leaf)
     }
 }
-
 
 pub(crate) const EMPTY_NODE: Node = Node {
     min: [0.0; 3],

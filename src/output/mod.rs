@@ -240,10 +240,15 @@ pub fn encode_png(img: &DynamicImage, meta: &Metadata) -> std::result::Result<Ve
     encoder.set_depth(depth);
     encoder.set_compression(png::Compression::Fast);
     encoder.set_filter(png::Filter::Adaptive);
+    // Latin-1 text in tEXt chunks; other text (a scene named `жар.json`)
+    // in UTF-8 iTXt chunks.
     for (keyword, text) in meta.pairs() {
-        encoder
-            .add_text_chunk(keyword.to_string(), text)
-            .map_err(|e| e.to_string())?;
+        let added = if text.chars().all(|c| (c as u32) < 256) {
+            encoder.add_text_chunk(keyword.to_string(), text)
+        } else {
+            encoder.add_itxt_chunk(keyword.to_string(), text)
+        };
+        added.map_err(|e| e.to_string())?;
     }
     let mut writer = encoder.write_header().map_err(|e| e.to_string())?;
     writer.write_image_data(&bytes).map_err(|e| e.to_string())?;

@@ -16,9 +16,9 @@ use rayon::prelude::*;
 
 pub use framebuffer::Framebuffer;
 
-use crate::ray::Ray;
 use crate::camera::Camera;
 use crate::error::{Error, Result};
+use crate::ray::Ray;
 use crate::scene::Scene;
 use crate::world::{SurfaceHit, World};
 use light::Probe;
@@ -687,6 +687,36 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Regression: a 360° view of the sky from 100 km above a flat 1 × 1
+    /// terrain of height 0 gave NaN samples straight down. The rays were
+    /// clean; the height bands of a terrain 0 high blend over zero width,
+    /// and a hit exactly at a band's edge divided zero by zero.
+    #[test]
+    fn a_flat_terrain_seen_from_far_above_has_no_bad_samples() {
+        let src = r#"{
+            "image": {"width": 1024, "height": 512, "samples": 4},
+            "camera": {"position": [0, 100000, 0], "look_at": [0, 100000, 1],
+                       "projection": {"type": "equirectangular", "fov": 360}},
+            "terrain": {"size": [1, 1], "resolution": [2, 2], "height": 0}
+        }"#;
+        let scene = crate::scene::parse(src, "flat.json", std::path::Path::new(".")).unwrap();
+        let world = World::build(&scene);
+        let (fb, stats) = render(
+            &scene,
+            &world,
+            &scene.camera(),
+            &ProgressBar::hidden(),
+            &AtomicBool::new(false),
+        )
+        .unwrap();
+        assert!(
+            stats.shadow_rays > 0,
+            "the rays straight down hit the terrain"
+        );
+        assert_eq!((stats.bad_samples, stats.first_bad_pixel), (0, None));
+        assert!(fb.pixels.iter().all(|p| p.is_finite()));
     }
 
     #[test]

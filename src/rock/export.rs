@@ -34,8 +34,8 @@ mod tests {
     use glam::Vec3;
 
     use crate::accel::Bvh;
-    use crate::ray::Ray;
     use crate::mesh::TriangleMesh;
+    use crate::ray::Ray;
     use crate::world::World;
 
     /// Reads OBJ text back as one mesh (positions and faces).

@@ -150,15 +150,17 @@ fn narrow_path(src: &str, path: &str, message: &str) -> String {
     let Ok(root) = serde_json::from_str::<serde_json::Value>(src) else {
         return path.to_string();
     };
-    let message = message.rfind(" at line ").map_or(message, |i| &message[..i]);
+    let message = message
+        .rfind(" at line ")
+        .map_or(message, |i| &message[..i]);
     let same = |v: &serde_json::Value| {
         data_error(v).is_some_and(|m| m.rfind(" at line ").map_or(&m[..], |i| &m[..i]) == message)
     };
     let mut segments = parse_path(path);
-    loop {
-        let Some(object) = value_at(&root, &segments).and_then(|v| v.as_object()).cloned() else {
-            break;
-        };
+    while let Some(object) = value_at(&root, &segments)
+        .and_then(|v| v.as_object())
+        .cloned()
+    {
         let tag = object.get("type").cloned();
         let culprit = object.keys().filter(|k| *k != "type").find(|k| {
             let mut alone = serde_json::Map::new();
@@ -231,7 +233,8 @@ pub fn explain_range(src: &str, dir: &Path, err: Error) -> Error {
     else {
         return err;
     };
-    let bounds: &[u64] = match message.rsplit("expected ").next() {
+    let out_of_type = message.starts_with("invalid value: integer");
+    let bounds: &[u64] = match message.rsplit("expected ").next().filter(|_| out_of_type) {
         Some("u8") => &[u8::MAX as u64, 0],
         Some("u16") => &[u16::MAX as u64, 0],
         Some("u32") => &[u32::MAX as u64, 0],

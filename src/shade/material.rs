@@ -84,8 +84,13 @@ impl Material {
     }
 }
 
+/// Hermite step from 0 at `e0` to 1 at `e1`. Edges that meet (a band blended over zero width: a terrain 0 high)
+/// make a step, 1 from `e0` on, rather than 0/0 at `x == e0`.
 #[inline]
 fn smoothstep(e0: f32, e1: f32, x: f32) -> f32 {
+    if e1 <= e0 {
+        return if x < e0 { 0.0 } else { 1.0 };
+    }
     let t = ((x - e0) / (e1 - e0)).clamp(0.0, 1.0);
     t * t * (3.0 - 2.0 * t)
 }
@@ -93,6 +98,14 @@ fn smoothstep(e0: f32, e1: f32, x: f32) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn smoothstep_over_zero_width_is_a_step() {
+        assert_eq!(smoothstep(0.0, 0.0, -1e-9), 0.0);
+        assert_eq!(smoothstep(0.0, 0.0, 0.0), 1.0);
+        assert_eq!(smoothstep(0.0, 0.0, 1e-9), 1.0);
+        assert_eq!(smoothstep(0.0, 2.0, 1.0), 0.5);
+    }
 
     #[test]
     fn bands_by_height_and_slope() {

@@ -80,7 +80,8 @@ impl<'de> Deserialize<'de> for Octaves {
                 f.write_str("an object {\"count\", \"frequency\", ...} or a list of [amplitude, frequency] pairs")
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Octaves, A::Error> {
-                let f = FractalFile::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+                let f =
+                    FractalFile::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
                 Ok(Octaves::Fractal {
                     count: f.count,
                     frequency: f.frequency,
@@ -89,7 +90,8 @@ impl<'de> Deserialize<'de> for Octaves {
                 })
             }
             fn visit_seq<A: serde::de::SeqAccess<'de>>(self, seq: A) -> Result<Octaves, A::Error> {
-                Vec::deserialize(serde::de::value::SeqAccessDeserializer::new(seq)).map(Octaves::List)
+                Vec::deserialize(serde::de::value::SeqAccessDeserializer::new(seq))
+                    .map(Octaves::List)
             }
         }
         d.deserialize_any(Either)

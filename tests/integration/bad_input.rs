@@ -144,3 +144,94 @@ fn bad_command_line_values_exit_2() {
     }
     assert_eq!(files_in(dir.path()), Vec::<String>::new());
 }
+
+#[test]
+fn text_after_the_scene_object_is_refused() {
+    rejects(
+        &format!("{{ {CAMERA} }} garbage"),
+        &[
+            "malformed JSON",
+            "text after the end of the scene object",
+            "line 1",
+        ],
+    );
+    rejects(&format!("{{ {CAMERA} }}\n{{}}\n"), &["line 2, column 1"]);
+}
+
+/// A wrong value inside a tagged object (generator, projection, material,
+/// post step, octaves) names the field itself, its line, and the range the
+/// field accepts.
+#[test]
+fn wrong_values_in_tagged_objects_name_the_field_and_its_range() {
+    let terrain =
+        |inner: &str| format!("{{\n  {CAMERA},\n  \"terrain\": {{\n    {inner}\n  }}\n}}");
+    rejects(
+        &terrain(r#""generator": { "type": "fault_line", "iterations": -5 }"#),
+        &[
+            "at terrain.generator.iterations (line 4",
+            "must be between 1 and 100000, got -5",
+        ],
+    );
+    rejects(
+        &terrain(r#""generator": { "type": "hills", "iterations": 4294967296 }"#),
+        &["at terrain.generator.iterations", "got 4294967296"],
+    );
+    rejects(
+        &terrain(
+            r#""generator": { "type": "noise", "octaves": { "count": -3, "frequency": 0.1 } }"#,
+        ),
+        &[
+            "at terrain.generator.octaves.count (line 4",
+            "must be between 1 and 16, got -3",
+        ],
+    );
+    rejects(
+        &terrain(r#""post": [{ "type": "smooth" }, { "type": "thermal", "iterations": -1 }]"#),
+        &[
+            "at terrain.post[1].iterations",
+            "must be between 1 and 10000, got -1",
+        ],
+    );
+    rejects(
+        &terrain(r#""material": { "type": "height_slope", "steep_angle": "steep" }"#),
+        &["at terrain.material.steep_angle (line 4", "expected f64"],
+    );
+    rejects(
+        "{\n  \"camera\": { \"position\": [0, 20, -40], \"look_at\": [0, 0, 0],\n    \"projection\": { \"type\": \"fisheye\", \"fov\": \"wide\" } }\n}",
+        &["at camera.projection.fov (line 3", "expected f64"],
+    );
+}
+
+/// A camera under the ground still renders, with one line on stderr that
+/// says so and gives the terrain's height under it.
+#[test]
+fn a_camera_under_the_terrain_is_warned_about() {
+    let flat = r#"{
+        "image": { "width": 32, "height": 16, "samples": 1 },
+        "camera": { "position": [0, -1, 0], "look_at": [10, -1, 0] },
+        "terrain": { "resolution": [9, 9], "height": 0 }
+    }"#;
+    let (dir, scene) = scene_dir("under.json", flat);
+    let out = run_in(
+        dir.path(),
+        &["render", scene.to_str().unwrap(), "-o", "out.png", "-q"],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(dir.path().join("out.png").exists());
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with(
+            "warning: the camera at (0, -1, 0) is below the terrain surface (height 0 under it)"
+        ),
+        "{stderr}"
+    );
+    // Above the ground, no word.
+    let (dir, scene) = scene_dir("over.json", &flat.replace("-1", "1"));
+    let out = run_in(
+        dir.path(),
+        &["render", scene.to_str().unwrap(), "-o", "out.png", "-q"],
+    );
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+}

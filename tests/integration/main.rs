@@ -10,5 +10,6 @@ mod light;
 mod projections;
 mod references;
 mod rocks;
+mod schema;
 mod support;
 mod terrain;

@@ -42,8 +42,8 @@ use std::arch::x86_64::*;
 use super::simd::{Avx2, Avx512, Simd, MAX_LANES};
 use super::{HeightField, Hint, Query, Start, PATIENCE};
 use crate::accel::bvh::Hit;
-use crate::isa::Isa;
 use crate::accel::octet::rays_of;
+use crate::isa::Isa;
 use crate::ray::{Ray, CULL_SLACK, ROBUST_FAR};
 
 /// The grid lines of one axis as [`crate::terrain::TerrainGrid::position`]

@@ -994,4 +994,3 @@ fn sight_table_pays_by_cells_per_ray_and_lanes() {
         assert!(!sight_pays(per_ray * rays + 1, rays, lanes));
     }
 }
-

@@ -3,15 +3,15 @@
 # back on this machine, then scree and Embree on an exported rock field:
 # the figures of README's Performance table.
 #
-#   bench/compare.sh [SIZE ...]        (default: 1025 2049 4097)
-#   ROUNDS=N bench/compare.sh ...      (whole frames: N rounds each, default 5)
-#   REPS=N bench/compare.sh ...        (Embree's and scree bench's passes:
+#   tools/peer-bench/compare.sh [SIZE ...]        (default: 1025 2049 4097)
+#   ROUNDS=N tools/peer-bench/compare.sh ...      (whole frames: N rounds each, default 5)
+#   REPS=N tools/peer-bench/compare.sh ...        (Embree's and scree bench's passes:
 #                                       N repetitions each, default 5)
 #
 # Needs: python3 with numpy (the workload generator), libembree-dev and gcc
-# (Embree's program), povray. Generated files go to bench/data/.
+# (Embree's program), povray. Generated files go to tools/peer-bench/data/.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 root=$(pwd)
 peers=$root/../shared/bench
 sizes=("${@:-1025 2049 4097}")
@@ -19,17 +19,17 @@ sizes=("${@:-1025 2049 4097}")
 sizes=(${sizes[*]})
 cargo build --release --quiet
 scree=$root/target/release/scree
-mkdir -p bench/data bench/out
-[ -x bench/out/embree_bench ] ||
-  gcc -O3 -march=native -fopenmp "$peers/embree_bench.c" -o bench/out/embree_bench -lembree3 -lm
+mkdir -p tools/peer-bench/data tools/peer-bench/out
+[ -x tools/peer-bench/out/embree_bench ] ||
+  gcc -O3 -march=native -fopenmp "$peers/embree_bench.c" -o tools/peer-bench/out/embree_bench -lembree3 -lm
 # The same program with Embree's robust (watertight) triangle test, as
 # scree's is: its checksums, not its rates, are what this run compares.
-if [ ! -x bench/out/embree_bench_robust ]; then
+if [ ! -x tools/peer-bench/out/embree_bench_robust ]; then
   sed 's/^\( *\)rtcSetSceneBuildQuality(scene, quality);/&\n\1rtcSetSceneFlags(scene, RTC_SCENE_FLAG_ROBUST);/' \
-    "$peers/embree_bench.c" >bench/out/embree_bench_robust.c
-  grep -q RTC_SCENE_FLAG_ROBUST bench/out/embree_bench_robust.c ||
+    "$peers/embree_bench.c" >tools/peer-bench/out/embree_bench_robust.c
+  grep -q RTC_SCENE_FLAG_ROBUST tools/peer-bench/out/embree_bench_robust.c ||
     { echo "compare.sh: could not add the robust flag to embree_bench.c" >&2; exit 2; }
-  gcc -O3 -march=native -fopenmp bench/out/embree_bench_robust.c -o bench/out/embree_bench_robust -lembree3 -lm
+  gcc -O3 -march=native -fopenmp tools/peer-bench/out/embree_bench_robust.c -o tools/peer-bench/out/embree_bench_robust -lembree3 -lm
 fi
 # Passes of Embree's program and of scree bench: $REPS repetitions each (5
 # unless set), rates the medians. With three, one slow spell of the host
@@ -57,12 +57,12 @@ for candidate in python3 /usr/bin/python3; do
   if "$candidate" -c "import numpy" 2>/dev/null; then python=$candidate; break; fi
 done
 for size in "${sizes[@]}"; do
-  if [ ! -f "bench/data/terrain_$size.png" ]; then
+  if [ ! -f "tools/peer-bench/data/terrain_$size.png" ]; then
     [ -n "$python" ] || { echo "compare.sh: no python3 with numpy (apt-get install python3-numpy)" >&2; exit 2; }
-    "$python" "$peers/gen_terrain.py" --size "$size" --out bench/data
+    "$python" "$peers/gen_terrain.py" --size "$size" --out tools/peer-bench/data
   fi
 done
-cd bench
+cd tools/peer-bench
 cp "$peers/terrain.pov" out/terrain.pov
 # Whole frames, POV-Ray's and scree's taking turns for $ROUNDS rounds (5
 # unless set), so that a slow spell of the shared host falls on both; then
@@ -114,7 +114,7 @@ for size in "${sizes[@]}"; do
   scree_bench --obj "data/terrain_$size.obj"
 done
 echo "=== rock field: scenes/boulder-field.json's 400 rocks as one mesh"
-"$scree" terrain ../scenes/boulder-field.json --rocks-obj data/rocks.obj -q
+"$scree" terrain ../../scenes/boulder-field.json --rocks-obj data/rocks.obj -q
 embree data/rocks.obj
 echo "--- scree bench, BVH"
 scree_bench --obj data/rocks.obj

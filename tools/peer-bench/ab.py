@@ -3,14 +3,14 @@
 taking turns run by run, so that the shared host's slow spells fall on all
 of them alike; then the medians of each one's summary phases.
 
-    bench/ab.py SIZE ROUNDS VARIANT [VARIANT ...]
+    tools/peer-bench/ab.py SIZE ROUNDS VARIANT [VARIANT ...]
 
-SIZE is 1025, 2049 or 4097 (bench/workload-SIZE.json); a VARIANT is a
+SIZE is 1025, 2049 or 4097 (tools/peer-bench/workload-SIZE.json); a VARIANT is a
 space-separated list of settings: bin=PATH (default target/release/scree)
 and environment variables, e.g.
 
-    bench/ab.py 4097 8 "bin=/tmp/scree-before" "bin=target/release/scree"
-    bench/ab.py 1025 8 "RAYON_NUM_THREADS=1" ""
+    tools/peer-bench/ab.py 4097 8 "bin=/tmp/scree-before" "bin=target/release/scree"
+    tools/peer-bench/ab.py 1025 8 "RAYON_NUM_THREADS=1" ""
 
 Frames are written to a temporary file, not kept.
 """
@@ -21,7 +21,7 @@ import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PHASES = [
     ("total", r"([0-9.]+) s total", 1.0),
     ("scene", r"scene ([0-9]+) ms", 1e-3),
@@ -45,7 +45,7 @@ def settings(variant):
 def frame(binary, env, scene, out):
     run = subprocess.run(
         [binary, "render", scene, "-o", out],
-        cwd=os.path.join(ROOT, "bench"),
+        cwd=os.path.join(ROOT, "tools", "peer-bench"),
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
