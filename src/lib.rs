@@ -2,15 +2,12 @@
 //!
 //! Data flows one way: scene file → [`scene::Scene`] → [`world::World`]
 //! (terrain mesh + BVH) → [`camera::Camera`] rays → tiles rendered in
-//! parallel ([`render`]) → [`render::Framebuffer`] → PNG ([`output`]).
+//! parallel ([`render`]) → [`render::Framebuffer`] → PNG ([`output`]),
+//! driven by [`job`]. No module imports one further down that list.
 // The places allowed unsafe code are the SIMD kernels: the heightfield's
 // lanes and their lane vectors (`accel::heightfield::{lanes, simd}`), the
 // wide BVH's 8-wide box test (`accel::wide`) and its octets
-// (`accel::octet`), the PNG row filters (`output::png_stream`), the
-// 8-bit codes of eight pixels at once
-// (`render::srgb8_lanes`): intrinsics behind a run-time CPU check; and
-// the heightmap import's memory pages (`terrain::pages`): a file mapped
-// read-only and `madvise` calls that change no byte.
+// (`accel::octet`): intrinsics behind a run-time CPU check.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
