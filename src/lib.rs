@@ -26,12 +26,14 @@ pub mod output;
 pub mod ray;
 pub mod render;
 pub mod rock;
+pub mod sampling;
 pub mod scene;
 pub mod shade;
 pub mod simd4;
 pub mod terrain;
 pub mod text;
 pub mod texture;
+pub mod tiling;
 pub mod world;
 
 pub use error::{Error, Result};

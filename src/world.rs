@@ -417,7 +417,7 @@ impl World {
 
     /// Triangles of the terrain when it is traced through its grid (0 when
     /// it is a mesh).
-    fn grid_triangle_count(&self) -> usize {
+    pub(crate) fn grid_triangle_count(&self) -> usize {
         self.accel
             .objects()
             .iter()
@@ -599,129 +599,111 @@ impl World {
 
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
-    use std::sync::atomic::AtomicBool;
+    //! The rocks a world exports (`scree terrain --rocks-obj`) are the
+    //! triangles it traces.
+    use glam::Vec3;
 
-    use indicatif::ProgressBar;
+    use crate::accel::Bvh;
+    use crate::mesh::TriangleMesh;
+    use crate::ray::Ray;
+    use crate::rock::export::obj;
+    use crate::world::World;
 
-    use super::*;
-    use crate::render::{framebuffer::Framebuffer, render};
-
-    fn scene(name: &str, width: u32, height: u32) -> Scene {
-        let mut s = crate::scene::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join(name)).unwrap();
-        s.image.width = width;
-        s.image.height = height;
-        s.image.samples = 1;
-        s
-    }
-
-    fn picture(scene: &Scene, options: BuildOptions) -> (Framebuffer, World) {
-        let world = World::build_with(scene, options);
-        let (fb, _) = render(
-            scene,
-            &world,
-            &scene.camera(),
-            &ProgressBar::hidden(),
-            &AtomicBool::new(false),
-        )
-        .unwrap();
-        (fb, world)
-    }
-
-    fn bits(fb: &Framebuffer) -> Vec<[u32; 4]> {
-        fb.pixels
-            .iter()
-            .map(|p| p.to_array().map(f32::to_bits))
-            .collect()
-    }
-
-    /// The terrain traced through its grid hierarchy and as a triangle mesh
-    /// through a BVH: the same triangles and the same hits, so the same
-    /// image bit for bit (sun, soft shadows and sky-light rays included).
-    #[test]
-    fn grid_and_mesh_terrain_render_the_same_image() {
-        for (name, w, h) in [
-            ("scenes/rocky-valley.json", 96, 54),
-            ("scenes/eroded-island.json", 96, 54),
-            ("scenes/fisheye.json", 64, 64),
-        ] {
-            let s = scene(name, w, h);
-            let (grid, gw) = picture(&s, BuildOptions::default());
-            let (mesh, mw) = picture(
-                &s,
-                BuildOptions {
-                    terrain_grid: false,
-                    ..BuildOptions::default()
-                },
-            );
-            assert_eq!(gw.triangle_count(), mw.triangle_count());
-            assert!(
-                gw.accel_bytes() * 8 < mw.accel_bytes(),
-                "{name}: the grid hierarchy is far smaller ({} vs {} bytes)",
-                gw.accel_bytes(),
-                mw.accel_bytes()
-            );
-            assert!(bits(&grid) == bits(&mesh), "{name}: images differ");
-        }
-    }
-
-    /// The terrain's sight lines from the camera change no pixel, and are
-    /// built only where the pixels traced pay for them: a farm part's
-    /// region counts, not the whole image.
-    #[test]
-    fn sight_lines_change_no_pixel() {
-        let mut s = scene("scenes/diamond-hills.json", 96, 54);
-        s.terrain.resolution = [65, 65];
-        let (with, w) = picture(&s, BuildOptions::default());
-        let part = BuildOptions {
-            traced_pixels: Some(16),
-            ..BuildOptions::default()
-        };
-        let (without, wo) = picture(&s, part);
-        assert!(
-            w.accel_bytes() > wo.accel_bytes(),
-            "a table for the whole image ({} against {} bytes)",
-            w.accel_bytes(),
-            wo.accel_bytes()
-        );
-        assert!(bits(&with) == bits(&without), "images differ");
-    }
-
-    /// A boulder field of instanced rocks against the same rocks as placed
-    /// copies: one stored rock mesh instead of 400, and the same image up to
-    /// the rounding of hits computed in object space instead of world space
-    /// (a few pixels on silhouettes and shadow edges).
-    #[test]
-    fn instanced_and_copied_rocks_render_the_same_image() {
-        let s = scene("scenes/boulder-field.json", 128, 72);
-        let (inst, iw) = picture(&s, BuildOptions::default());
-        let (copy, cw) = picture(
-            &s,
-            BuildOptions {
-                instancing: false,
-                ..BuildOptions::default()
+    /// Reads OBJ text back as one mesh (positions and faces).
+    fn read(text: &str) -> TriangleMesh {
+        let (models, _) = tobj::load_obj_buf(
+            &mut text.as_bytes(),
+            &tobj::LoadOptions {
+                triangulate: false,
+                single_index: false,
+                ..Default::default()
             },
+            |_| unreachable!("no materials"),
+        )
+        .expect("valid OBJ");
+        let mut mesh = TriangleMesh {
+            positions: vec![],
+            normals: vec![],
+            indices: vec![],
+        };
+        for m in models {
+            let base = mesh.positions.len() as u32;
+            mesh.positions
+                .extend(m.mesh.positions.chunks(3).map(Vec3::from_slice));
+            mesh.indices.extend(
+                m.mesh
+                    .indices
+                    .chunks(3)
+                    .map(|t| [t[0] + base, t[1] + base, t[2] + base]),
+            );
+        }
+        mesh
+    }
+
+    /// A scene with two listed tessellated rocks, one analytic rock and a
+    /// scattered field of instances: the export holds every tessellated
+    /// rock's triangles at their exact world positions, and rays hit the
+    /// exported mesh where they hit the rendered rocks.
+    #[test]
+    fn exported_rocks_are_the_rendered_triangles() {
+        let src = r#"{
+            "image": { "width": 32, "height": 32 },
+            "camera": { "position": [0, 12, -30], "look_at": [0, 0, 0] },
+            "terrain": { "size": [40, 40], "resolution": [33, 33], "height": 2,
+                         "generator": { "type": "hills" } },
+            "rocks": [
+                { "center": [-4, 1, 0], "radius": 2, "stacks": 8, "slices": 16 },
+                { "center": [5, 1, 3], "radius": 1.5, "scale": [1, 0.6, 1.2],
+                  "rotation": [10, 30, 0], "stacks": 6, "slices": 12 },
+                { "center": [0, 1, 8], "radius": 1, "analytic": true }
+            ],
+            "scatter": { "count": 12, "radius": [0.5, 1.2], "seed": 3, "area": [30, 30],
+                         "stacks": 6, "slices": 12 }
+        }"#;
+        let scene = crate::scene::parse(src, "rocks.json", std::path::Path::new(".")).unwrap();
+        let world = World::build(&scene);
+        let rocks = world.rock_meshes();
+        assert_eq!(rocks.len(), 2 + 12, "listed and scattered, not analytic");
+        let text = obj(&rocks);
+        let read = read(&text);
+        let expect: Vec<Vec3> = rocks.iter().flat_map(|m| m.positions.clone()).collect();
+        assert_eq!(read.positions, expect, "positions read back bit for bit");
+        assert_eq!(
+            read.indices.len(),
+            rocks.iter().map(|m| m.indices.len()).sum::<usize>()
         );
-        assert_eq!(iw.rock_count, 400);
-        assert_eq!(iw.triangle_count(), cw.triangle_count());
-        let rock = (iw.stored_triangle_count() - iw.grid_triangle_count()) as f64;
-        let copied = (cw.stored_triangle_count() - cw.grid_triangle_count()) as f64;
-        assert_eq!(copied / rock, 400.0, "instances store one rock's triangles");
-        let differing = inst
-            .pixels
-            .iter()
-            .zip(&copy.pixels)
-            .filter(|(a, b)| (**a - **b).abs().max_element() > 1e-3)
-            .count();
-        let close = inst
-            .pixels
-            .iter()
-            .zip(&copy.pixels)
-            .all(|(a, b)| (*a - *b).abs().max_element() < 0.5);
-        assert!(
-            differing * 1000 < inst.pixels.len() && close,
-            "{differing} of {} pixels differ",
-            inst.pixels.len()
+        assert_eq!(
+            text.matches("\nvn ").count(),
+            expect.len(),
+            "a normal per vertex"
         );
+
+        // Rays down onto the rocks: the exported mesh is hit where the
+        // world (rocks as instances, terrain as a grid) reports a rock.
+        let bvh = Bvh::build(&read);
+        let mut rock_hits = 0;
+        for k in 0..4000u64 {
+            let r = |s| crate::hash::unit_f32(k, s, 5) * 30.0 - 15.0;
+            let (x, z) = (r(1), r(2));
+            // Not near the analytic rock, which is not exported.
+            if Vec3::new(x, 0.0, z - 8.0).length() < 2.5 {
+                continue;
+            }
+            let ray = Ray::new(
+                Vec3::new(x, 20.0, z),
+                Vec3::new(0.02, -1.0, 0.03).normalize(),
+            );
+            // Material 0 is the terrain's: rays that reach the ground first
+            // may still find the sunk part of a rock in the export.
+            let Some(seen) = world.intersect(&ray).filter(|h| h.material != 0) else {
+                continue;
+            };
+            let exported = bvh
+                .intersect(&ray, f32::INFINITY)
+                .expect("the rock is exported");
+            assert!((seen.t - exported.t).abs() < 1e-3 * seen.t, "ray {k}");
+            rock_hits += 1;
+        }
+        assert!(rock_hits > 100, "rays hit rocks ({rock_hits})");
     }
 }

@@ -113,12 +113,6 @@ impl Tree {
         (tree, prims.iter().map(|p| p.id).collect())
     }
 
-    /// The wide form.
-    #[cfg(test)]
-    pub(crate) fn wide(&self) -> &WideTree {
-        &self.wide
-    }
-
     /// Number of (8-wide) nodes.
     pub fn node_count(&self) -> usize {
         self.wide.node_count()
@@ -341,37 +335,12 @@ pub(crate) fn brute_closest(mesh: &TriangleMesh, ray: &Ray, t_max: f32) -> Optio
 pub(crate) mod tests {
     use super::*;
     use crate::accel::sah::PARALLEL_MIN;
+    use crate::accel::test_support::{ray_strategy, soup};
     use proptest::prelude::*;
 
     #[test]
     fn node_is_32_bytes() {
         assert_eq!(std::mem::size_of::<Node>(), 32);
-    }
-
-    pub(crate) fn soup(coords: &[f32]) -> TriangleMesh {
-        let positions: Vec<Vec3> = coords
-            .chunks_exact(3)
-            .map(|c| Vec3::new(c[0], c[1], c[2]))
-            .collect();
-        let n = positions.len() / 3;
-        TriangleMesh {
-            positions,
-            normals: vec![],
-            indices: (0..n as u32)
-                .map(|t| [3 * t, 3 * t + 1, 3 * t + 2])
-                .collect(),
-        }
-    }
-
-    pub(crate) fn ray_strategy() -> impl Strategy<Value = Ray> {
-        (
-            prop::array::uniform3(-12.0f32..12.0),
-            prop::array::uniform3(-1.0f32..1.0),
-        )
-            .prop_filter("non-zero direction", |(_, d)| {
-                Vec3::from_array(*d).length() > 1e-3
-            })
-            .prop_map(|(o, d)| Ray::new(Vec3::from_array(o), Vec3::from_array(d).normalize()))
     }
 
     proptest! {

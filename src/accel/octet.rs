@@ -464,7 +464,7 @@ mod tests {
     use glam::Vec3;
     use proptest::prelude::*;
 
-    use crate::accel::bvh::tests::{ray_strategy, soup};
+    use crate::accel::test_support::{ray_strategy, soup};
     use crate::accel::Bvh;
     use crate::isa::{caps_here, with_cap};
     use crate::mesh::TriangleMesh;

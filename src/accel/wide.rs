@@ -578,8 +578,9 @@ mod tests {
                     .fold(Aabb::EMPTY, |b, &v| b.grow(mesh.positions[v as usize]))
             })
             .collect();
-        let (tree, _) = crate::accel::Tree::build(&bounds, crate::accel::bvh::LeafCost::PerPacket);
-        let tree = tree.wide();
+        let mut prims = crate::accel::sah::build_prims(&bounds);
+        let nodes = crate::accel::sah::binary(&mut prims, crate::accel::sah::LeafCost::PerPacket);
+        let tree = &WideTree::collapse(&nodes);
         let r = |k: u64, s: u64| crate::hash::unit_f32(k, s, 11) * 2.0 - 1.0;
         let mut entered = 0;
         for k in 0..300u64 {

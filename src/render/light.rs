@@ -5,6 +5,7 @@ use glam::Vec3;
 
 use super::sampler::{SampleRng, STREAM_SKY, STREAM_SUN};
 use crate::ray::Ray;
+pub use crate::sampling::{basis, cosine_hemisphere, sample_cone};
 use crate::shade::{Sky, SkyLight, Sun};
 use crate::world::World;
 
@@ -13,40 +14,6 @@ use crate::world::World;
 #[inline]
 pub fn ray_offset(p: Vec3) -> f32 {
     1e-3 * (1.0 + p.abs().max_element() * 1e-3)
-}
-
-/// Two unit vectors completing `n` to an orthonormal basis (Duff et al. 2017).
-#[inline]
-pub fn basis(n: Vec3) -> (Vec3, Vec3) {
-    let sign = 1f32.copysign(n.z);
-    let a = -1.0 / (sign + n.z);
-    let b = n.x * n.y * a;
-    (
-        Vec3::new(1.0 + sign * n.x * n.x * a, sign * b, -sign * n.x),
-        Vec3::new(b, sign + n.y * n.y * a, -n.y),
-    )
-}
-
-/// A direction within the cone of half-angle `radius` around unit `axis`,
-/// uniform over the disc the cone cuts (the sun's disc seen from the point).
-#[inline]
-pub fn sample_cone(axis: Vec3, radius: f32, u: (f32, f32)) -> Vec3 {
-    if radius <= 0.0 {
-        return axis;
-    }
-    let (t, b) = basis(axis);
-    let r = u.0.sqrt() * radius.tan();
-    let phi = std::f32::consts::TAU * u.1;
-    (axis + t * (r * phi.cos()) + b * (r * phi.sin())).normalize()
-}
-
-/// A cosine-weighted direction in the hemisphere around unit `n`.
-#[inline]
-pub fn cosine_hemisphere(n: Vec3, u: (f32, f32)) -> Vec3 {
-    let (t, b) = basis(n);
-    let r = u.0.sqrt();
-    let phi = std::f32::consts::TAU * u.1;
-    (t * (r * phi.cos()) + b * (r * phi.sin()) + n * (1.0 - u.0).max(0.0).sqrt()).normalize()
 }
 
 /// A secondary ray the shading asks about: from `p` lifted off the surface

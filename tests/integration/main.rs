@@ -6,6 +6,7 @@ mod cli;
 mod diff;
 mod farm;
 mod fuzz_regressions;
+mod layering;
 mod light;
 mod projections;
 mod references;

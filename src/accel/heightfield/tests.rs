@@ -4,8 +4,8 @@ use proptest::prelude::*;
 use super::*;
 use crate::accel::bvh::brute_closest;
 use crate::accel::Bvh;
-use crate::render::{patch_order, Rect, PATCH};
 use crate::terrain::Heightmap;
+use crate::tiling::{patch_order, Rect, PATCH};
 
 fn grid(width: usize, height: usize, data: Vec<f32>, size: [f32; 2]) -> TerrainGrid {
     TerrainGrid {
@@ -720,7 +720,7 @@ proptest! {
                 // Half the rays leave the surface as shadow rays do, the
                 // rest start anywhere up to 4 above it.
                 let y = surface_height(&field, x, z) + if k % 2 == 0 { 1e-3 } else { 4.0 * lift };
-                let dir = crate::render::light::sample_cone(axis, radius, (u, v));
+                let dir = crate::sampling::sample_cone(axis, radius, (u, v));
                 (Ray::new(Vec3::new(x, y, z), dir), f32::INFINITY)
             })
             .collect();
@@ -752,7 +752,7 @@ proptest! {
         };
         let dirs: Vec<Vec3> = [(0.0, 0.0), (1.0, 0.0), (1.0, 0.25), (1.0, 0.5), (1.0, 0.75)]
             .into_iter()
-            .map(|u| crate::render::light::sample_cone(axis, radius, u))
+            .map(|u| crate::sampling::sample_cone(axis, radius, u))
             .collect();
         let step = size.0.min(size.1) / (w.max(h) as f32 * 4.0);
         let [lo, hi] = [field.bounds.min, field.bounds.max];
