@@ -10,8 +10,9 @@
 //! POV-Ray and north-up GIS images: image row r is grid row H − 1 − r.
 //!
 //! Decoding is the `png` crate's (the same decoder `image` uses for
-//! textures); the rows are then flipped and their gray channel kept, in
-//! parallel.
+//! textures; faster than `zune-png` on the peer workload's maps, see
+//! docs/performance.md); the rows are then flipped and their gray channel
+//! kept, in parallel.
 
 use std::io::BufReader;
 use std::path::Path;
