@@ -272,6 +272,37 @@ pub fn explain_range(src: &str, dir: &Path, err: Error) -> Error {
             }
         }
     }
+    // The probe could not be read (another fault elsewhere): the range
+    // the schema gives the field.
+    let pattern = |p: &str| {
+        let mut out = String::new();
+        let mut skip = None;
+        for c in p.chars() {
+            match (skip, c) {
+                (None, '{') => skip = Some('}'),
+                (None, '[') => {
+                    out.push_str("[]");
+                    skip = Some(']');
+                }
+                (Some(end), c) if c == end => skip = None,
+                (Some(_), _) => {}
+                (None, c) => out.push(c),
+            }
+        }
+        out
+    };
+    let wanted = pattern(&path);
+    if let Some(&(_, lo, hi, open)) = super::schema::RANGES
+        .iter()
+        .find(|(p, ..)| pattern(p) == wanted)
+    {
+        let rule = if open {
+            format!("must be greater than {lo} and at most {hi}")
+        } else {
+            format!("must be between {lo} and {hi}")
+        };
+        return keep(format!("{rule}, got {given}"));
+    }
     let (lo, hi) = (bounds[1], bounds[0]);
     keep(format!(
         "must be a whole number between {lo} and {hi}, got {given}"

@@ -185,6 +185,16 @@ fn wrong_values_in_tagged_objects_name_the_field_and_its_range() {
             "must be between 1 and 16, got -3",
         ],
     );
+    // Two faults: the first is named, with its own range.
+    rejects(
+        &terrain(
+            r#""generator": { "type": "noise", "octaves": { "count": -3, "frequency": 0.1 } }, "post": [{ "type": "thermal", "iterations": -1 }]"#,
+        ),
+        &[
+            "at terrain.generator.octaves.count",
+            "must be between 1 and 16, got -3",
+        ],
+    );
     rejects(
         &terrain(r#""post": [{ "type": "smooth" }, { "type": "thermal", "iterations": -1 }]"#),
         &[

@@ -73,6 +73,10 @@ fn the_schema_refuses_what_scree_refuses() {
         r#", "terrain": {"generator": {"type": "fault_lines"}}"#,
         r#", "terrain": {"generator": {"type": "hills", "iterashuns": 3}}"#,
         r#", "camera2": {}"#,
+        r#", "image": {"width": 0}"#,
+        r#", "terrain": {"generator": {"type": "fault_line", "iterations": -5}}"#,
+        r#", "terrain": {"post": [{"type": "terrace", "levels": 1}]}"#,
+        r#", "sky_light": {"distance": 0}"#,
     ] {
         assert!(!v.is_valid(&ok(bad)), "the schema accepts {bad}");
     }
@@ -84,4 +88,11 @@ fn the_schema_refuses_what_scree_refuses() {
     let image = &schema["$defs"]["ImageFile"]["properties"];
     assert_eq!(image["width"]["default"], 960);
     assert_eq!(image["samples"]["default"], 4);
+    assert_eq!(
+        (
+            image["width"]["minimum"].clone(),
+            image["width"]["maximum"].clone()
+        ),
+        (1.into(), 16384.into())
+    );
 }
