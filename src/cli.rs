@@ -51,6 +51,9 @@ pub enum Command {
     /// Trace the shared peer workload (../shared/bench) and print build
     /// time, memory, Mrays/s on 1 and all threads, and the hit checksums.
     Bench(BenchArgs),
+    /// Serve a live preview of a scene on a local web page: it refines
+    /// while you watch and follows the scene file as you edit it.
+    Preview(PreviewArgs),
     /// Print the JSON Schema of the scene format (for editors; the same as
     /// schema/scene.schema.json).
     Schema,
@@ -119,6 +122,29 @@ pub struct RenderArgs {
     /// With a region: write the full-size image, transparent outside the region.
     #[arg(long)]
     pub full_canvas: bool,
+}
+
+#[derive(clap::Args)]
+pub struct PreviewArgs {
+    /// Scene file (JSON); the preview follows it and the files it names.
+    pub scene: PathBuf,
+    /// Port to listen on (0: any free port; the URL printed says which).
+    #[arg(long, default_value_t = 7878)]
+    pub port: u16,
+    /// Address to listen on. Other machines can reach the preview only if
+    /// this is not a loopback address.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub bind: std::net::IpAddr,
+    /// Open the page in the default browser.
+    #[arg(long)]
+    pub open: bool,
+    /// Width of the preview image in pixels (the height keeps the scene's
+    /// aspect ratio). Default: the scene's width, at most 960.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(16..=scene::MAX_IMAGE_SIDE as i64))]
+    pub width: Option<u32>,
+    /// Worker threads for rendering. Default: one per core.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub threads: Option<u32>,
 }
 
 #[derive(clap::Args)]

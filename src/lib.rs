@@ -23,6 +23,7 @@ pub mod isa;
 pub mod job;
 pub mod mesh;
 pub mod output;
+pub mod preview;
 pub mod ray;
 pub mod render;
 pub mod rock;

@@ -63,6 +63,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Terrain(args) => commands::terrain(args),
         Command::Merge(args) => commands::merge(args),
         Command::Bench(args) => commands::bench(args),
+        Command::Preview(args) => preview(args),
         Command::Schema => {
             say!("{}", scene::schema::text())?;
             Ok(ExitCode::SUCCESS)
@@ -88,6 +89,48 @@ fn render(args: RenderArgs) -> Result<ExitCode> {
         eprintln!("warning: {warning}");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `scree preview`: serves the page until Ctrl-C.
+fn preview(args: cli::PreviewArgs) -> Result<ExitCode> {
+    if let Some(t) = args.threads {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(t as usize)
+            .build_global()
+            .map_err(|e| Error::Usage(format!("cannot start worker threads: {e}")))?;
+    }
+    let options = scree::preview::Options {
+        scene: args.scene,
+        addr: std::net::SocketAddr::new(args.bind, args.port),
+        width: args.width,
+    };
+    let open = args.open;
+    scree::preview::serve(
+        options,
+        |addr| {
+            let url = format!("http://{addr}/");
+            let _ = say!("scree preview: {url} (Ctrl-C to stop)");
+            if open {
+                open_in_browser(&url);
+            }
+        },
+        &CANCEL,
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Opens `url` with the desktop's opener, or says that it could not.
+fn open_in_browser(url: &str) {
+    let opener = if cfg!(target_os = "macos") {
+        "open"
+    } else if cfg!(windows) {
+        "explorer"
+    } else {
+        "xdg-open"
+    };
+    if let Err(e) = std::process::Command::new(opener).arg(url).spawn() {
+        eprintln!("warning: cannot open a browser ({opener}: {e}); open {url} yourself");
+    }
 }
 
 /// `scree check`: loads and validates the scene, prints a one-line summary.

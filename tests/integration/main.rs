@@ -8,6 +8,7 @@ mod farm;
 mod fuzz_regressions;
 mod layering;
 mod light;
+mod preview;
 mod projections;
 mod references;
 mod rocks;
