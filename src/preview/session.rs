@@ -281,7 +281,7 @@ impl Session {
         })
         .map_err(|e| Error::Usage(format!("cannot watch {}: {e}", path.display())))?;
         *lock(&session.watcher) = Some(watcher);
-        session.watch(&[session.path.clone()]);
+        session.watch(std::slice::from_ref(&session.path));
         let me = session.clone();
         *lock(&session.worker) = Some(std::thread::spawn(move || me.work()));
         Ok(session)
