@@ -160,6 +160,8 @@ pub struct Status {
     pub mrays: f64,
     /// Whether the world was built again for this generation.
     pub rebuilt: bool,
+    /// Worlds built since the preview started.
+    pub builds: u64,
     /// The scene's error, as `scree check` says it; the last good image
     /// stays.
     pub error: Option<String>,
@@ -206,6 +208,8 @@ pub struct Session {
     cancel: &'static AtomicBool,
     /// Set by [`Session::stop`].
     stopping: AtomicBool,
+    /// Worlds built so far.
+    builds: std::sync::atomic::AtomicU64,
     frames: watch::Sender<Frame>,
     /// The scene the latest image shows (for clicks on it).
     shown: Mutex<Option<Scene>>,
@@ -249,6 +253,7 @@ impl Session {
             restart: AtomicBool::new(false),
             cancel,
             stopping: AtomicBool::new(false),
+            builds: Default::default(),
             frames,
             shown: Mutex::new(None),
             built: Mutex::new(None),
@@ -525,6 +530,7 @@ impl Session {
         let status = |state: &'static str| Status {
             generation,
             state,
+            builds: self.builds.load(Ordering::SeqCst),
             ..Status::default()
         };
         let (mut scene, raw) = match self.scene_with(&controls) {
@@ -554,6 +560,7 @@ impl Session {
             None => {
                 self.publish(None, status("building"));
                 let world = World::build(&scene);
+                self.builds.fetch_add(1, Ordering::SeqCst);
                 let b = Arc::new(Built { key, world });
                 *lock(&self.built) = Some(b.clone());
                 b

@@ -113,6 +113,24 @@ fn dechunk(mut b: &[u8]) -> Vec<u8> {
     }
 }
 
+/// Waits for a finished image after generation `after` drawn with more
+/// worlds built than `builds`; returns the count.
+fn builds_after(preview: &Preview, after: u64, builds: u64) -> u64 {
+    let start = Instant::now();
+    loop {
+        let s = preview.done_after(after);
+        let now = s["builds"].as_u64().unwrap();
+        if now > builds {
+            return now;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "no new world: {s}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 #[test]
 fn the_preview_refines_follows_the_file_and_serves_nothing_else() {
     let (dir, scene) = scene_dir("preview.json", SCENE);
@@ -260,7 +278,38 @@ fn the_preview_refines_follows_the_file_and_serves_nothing_else() {
     );
     assert_eq!(preview.request("POST", "/save?name=edited.json").0, 409);
 
+    // A file the scene names: changing it rebuilds the world.
+    let map = |v: u8| {
+        image::GrayImage::from_fn(9, 9, |x, y| image::Luma([(x * 20 + y * v as u32) as u8]))
+            .save(dir.path().join("h.png"))
+            .unwrap()
+    };
+    map(3);
+    let state = preview.state();
+    let (generation, builds) = (
+        state["generation"].as_u64().unwrap(),
+        state["builds"].as_u64().unwrap(),
+    );
+    std::fs::write(
+        &scene,
+        SCENE.replace(
+            r#""resolution": [33, 33]"#,
+            r#""generator": { "type": "heightmap", "path": "h.png" }"#,
+        ),
+    )
+    .unwrap();
+    // Counted in builds: one write may come as several events, and a
+    // round whose file did not change again keeps the world it has.
+    let built = builds_after(&preview, generation, builds);
+    std::thread::sleep(Duration::from_millis(50));
+    map(9);
+    let generation = preview.state()["generation"].as_u64().unwrap();
+    builds_after(&preview, generation - 1, built);
+
     // Ctrl-C stops it and leaves only what was saved.
     drop(preview);
-    assert_eq!(files_in(dir.path()), vec!["edited.json", "preview.json"]);
+    assert_eq!(
+        files_in(dir.path()),
+        vec!["edited.json", "h.png", "preview.json"]
+    );
 }
