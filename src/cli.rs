@@ -8,7 +8,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use scree::camera::{FisheyeCircle, FisheyeMapping};
 use scree::error::{Error, Result};
-use scree::job::{Area, ProjectionChoice, RenderJob};
+use scree::job::{Area, Frames, ProjectionChoice, RenderJob};
 use scree::output::Format;
 use scree::scene;
 use scree::scene::choice::{Overrides, ProjectionKind};
@@ -122,6 +122,40 @@ pub struct RenderArgs {
     /// With a region: write the full-size image, transparent outside the region.
     #[arg(long)]
     pub full_canvas: bool,
+    /// Render frames FIRST..LAST (both included) of the scene's animation,
+    /// building the world once; the output name's #### becomes the frame
+    /// number. Frames already there from the same scene are kept.
+    #[arg(long, value_name = "FIRST..LAST", value_parser = frame_range, conflicts_with = "frame")]
+    pub frames: Option<(u32, u32)>,
+    /// Render frame N of the scene's animation, as it is in a sequence.
+    #[arg(long, value_name = "N")]
+    pub frame: Option<u32>,
+    /// With --frames: also write an animated PNG of the sequence (at most
+    /// 320 pixels wide) to this file.
+    #[arg(long, value_name = "ANIM.png", requires = "frames")]
+    pub preview: Option<PathBuf>,
+    /// Width of the --preview animation in pixels (the height keeps the
+    /// aspect ratio).
+    #[arg(long, value_name = "W", default_value_t = 320, value_parser = clap::value_parser!(u32).range(16..=4096))]
+    pub preview_width: u32,
+}
+
+/// `A..B` (or `A..=B`), both ends included.
+fn frame_range(s: &str) -> std::result::Result<(u32, u32), String> {
+    let (a, b) = s
+        .split_once("..=")
+        .or_else(|| s.split_once(".."))
+        .ok_or_else(|| format!("`{s}` is not FIRST..LAST (e.g. 0..119)"))?;
+    let n = |v: &str| {
+        v.trim()
+            .parse::<u32>()
+            .map_err(|_| format!("`{v}` is not a frame number"))
+    };
+    let (a, b) = (n(a)?, n(b)?);
+    if a > b {
+        return Err(format!("the first frame {a} is after the last {b}"));
+    }
+    Ok((a, b))
 }
 
 #[derive(clap::Args)]
@@ -366,9 +400,36 @@ pub struct CompareArgs {
     /// Worker threads. Default: one per core.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub threads: Option<u32>,
+    /// Draw a guide to each projection's distortion over its cell:
+    /// `tissot` (Tissot's indicatrices: circles of 4° every 30°) or `grid`
+    /// (lines of equal azimuth and elevation every 15°).
+    #[arg(long, value_enum)]
+    pub overlay: Option<OverlayArg>,
+    /// Render frames FIRST..LAST of the scene's animation into an animated
+    /// PNG of the grid (the output), building the world once.
+    #[arg(long, value_name = "FIRST..LAST", value_parser = frame_range)]
+    pub frames: Option<(u32, u32)>,
     /// No progress bar and no summary.
     #[arg(short, long)]
     pub quiet: bool,
+}
+
+/// Guides over `scree compare`'s cells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OverlayArg {
+    /// Tissot's indicatrices.
+    Tissot,
+    /// Lines of equal azimuth and elevation.
+    Grid,
+}
+
+impl From<OverlayArg> for scree::overlay::Overlay {
+    fn from(o: OverlayArg) -> scree::overlay::Overlay {
+        match o {
+            OverlayArg::Tissot => scree::overlay::Overlay::Tissot,
+            OverlayArg::Grid => scree::overlay::Overlay::Grid,
+        }
+    }
 }
 
 /// Output formats, as named on the command line.
@@ -508,6 +569,13 @@ impl RenderArgs {
             format: self.format.map(Into::into),
             area,
             full_canvas: self.full_canvas,
+            frames: match (self.frames, self.frame) {
+                (Some((first, last)), _) => Some(Frames::Range { first, last }),
+                (None, Some(k)) => Some(Frames::One(k)),
+                (None, None) => None,
+            },
+            preview: self.preview.clone(),
+            preview_width: Some(self.preview_width),
         })
     }
 }

@@ -73,18 +73,68 @@ pub fn compare(args: CompareArgs) -> Result<ExitCode> {
     let pool = thread_pool(args.threads)?;
     let start = Instant::now();
     let progress = progress_bar(args.quiet);
-    progress.set_length(layout.tiles(projections.len()));
+    let frames: Vec<u32> = match args.frames {
+        None => Vec::new(),
+        Some((first, last)) => {
+            let animation = scene
+                .animation
+                .as_ref()
+                .ok_or_else(|| Error::Usage("--frames needs a scene with an `animation`".into()))?;
+            if last >= animation.frames {
+                return Err(Error::Usage(format!(
+                    "frames {first}..{last}: the animation has frames 0..{}",
+                    animation.frames - 1
+                )));
+            }
+            (first..=last).collect()
+        }
+    };
+    let overlay = args.overlay.map(Into::into);
+    progress.set_length(layout.tiles(projections.len()) * frames.len().max(1) as u64);
     progress.set_message("building terrain");
-    let grid = pool.install(|| {
+    let grids = pool.install(|| -> Result<Vec<image::RgbaImage>> {
         let world = World::build(&scene);
         progress.set_message("tracing");
-        compare::compare(&scene, &world, &projections, layout, &progress, &CANCEL)
+        if frames.is_empty() {
+            let grid = compare::compare(
+                &scene,
+                &world,
+                &projections,
+                layout,
+                overlay,
+                &progress,
+                &CANCEL,
+            )?;
+            return Ok(vec![grid]);
+        }
+        frames
+            .iter()
+            .map(|&k| {
+                let posed = job::frame_scene(&scene, &world, k)?;
+                // The camera moves; each cell keeps its projection.
+                compare::compare(
+                    &posed,
+                    &world,
+                    &projections,
+                    layout,
+                    overlay,
+                    &progress,
+                    &CANCEL,
+                )
+            })
+            .collect()
     })?;
     progress.finish_and_clear();
     if CANCEL.load(Ordering::SeqCst) {
         return Err(Error::Interrupted);
     }
-    output::write_png(&image::DynamicImage::ImageRgba8(grid), &args.output)?;
+    match (&grids[..], &scene.animation) {
+        ([grid], _) if frames.is_empty() => {
+            output::write_png(&image::DynamicImage::ImageRgba8(grid.clone()), &args.output)?
+        }
+        (_, Some(animation)) => output::write_apng(&grids, animation.fps, &args.output)?,
+        _ => unreachable!("frames come with an animation"),
+    }
     if !args.quiet {
         let (w, h) = layout.size();
         say!(

@@ -1,6 +1,7 @@
 //! `scree compare`: one scene seen through several projections, rendered
 //! into equal cells of a grid with each projection's name and parameters
-//! written under its cell.
+//! written under its cell, and optionally a guide to the distortion drawn
+//! over each ([`crate::overlay`]).
 
 use std::sync::atomic::AtomicBool;
 
@@ -9,6 +10,7 @@ use indicatif::ProgressBar;
 
 use crate::camera::{Camera, Projection};
 use crate::error::Result;
+use crate::overlay::{self, Overlay};
 use crate::render;
 use crate::scene::Scene;
 use crate::text;
@@ -78,6 +80,7 @@ pub fn compare(
     world: &World,
     projections: &[Projection],
     layout: Layout,
+    overlay: Option<Overlay>,
     progress: &ProgressBar,
     cancel: &AtomicBool,
 ) -> Result<RgbaImage> {
@@ -105,6 +108,9 @@ pub fn compare(
         let (x0, y0) = layout.origin(k);
         for (x, y, p) in cell.enumerate_pixels() {
             grid.put_pixel(x0 + x, y0 + y, over_background(*p));
+        }
+        if let Some(o) = overlay {
+            overlay::draw(&mut grid, (x0, y0), &camera, o);
         }
         draw_label(
             &mut grid,

@@ -77,6 +77,26 @@ pub struct RenderJob {
     pub area: Area,
     /// With a partial area: write the whole image, transparent outside it.
     pub full_canvas: bool,
+    /// Frames of the scene's animation; None renders the scene as a still.
+    pub frames: Option<Frames>,
+    /// Also write an animated PNG of the frames here, at a preview size.
+    pub preview: Option<PathBuf>,
+    /// Width of that preview, pixels (default 320).
+    pub preview_width: Option<u32>,
+}
+
+/// Which frames of an animation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Frames {
+    /// One frame.
+    One(u32),
+    /// `first..=last`.
+    Range {
+        /// The first frame.
+        first: u32,
+        /// The last frame.
+        last: u32,
+    },
 }
 
 /// What a finished job reports.
@@ -92,6 +112,8 @@ pub struct Summary {
     pub region: Option<Rect>,
     /// Samples per pixel.
     pub spp: u32,
+    /// For a sequence: frames rendered, and frames kept from an earlier run.
+    pub frames: Option<(usize, usize)>,
     /// From the start of the job to the file written.
     pub total: Duration,
     /// Reading and checking the scene.
@@ -115,6 +137,13 @@ impl fmt::Display for Summary {
             format!(" (region {},{},{},{} of {w}×{h})", r.x0, r.y0, r.x1, r.y1)
         });
         let s = &self.stats;
+        if let Some((rendered, kept)) = self.frames {
+            write!(f, "{rendered} frames rendered")?;
+            if kept > 0 {
+                write!(f, ", {kept} already there")?;
+            }
+            write!(f, "; last ")?;
+        }
         write!(
             f,
             "{}: {}×{}{region}, {} spp, {:.2} s total | scene {:.0} ms, {} | {} rays ({} primary, {} shadow and sky) in {:.2} s = {:.2} Mrays/s on {} thread{} | output written in {:.0} ms",
@@ -172,10 +201,12 @@ pub fn run(job: &RenderJob, progress: &ProgressBar, cancel: &AtomicBool) -> Resu
             .as_deref()
             .and_then(Path::file_stem)
             .map_or("rocky-valley".into(), |s| s.to_string_lossy().into_owned());
-        PathBuf::from(format!("{stem}.png"))
+        let frame = if job.frames.is_some() { "-####" } else { "" };
+        PathBuf::from(format!("{stem}{frame}.png"))
     });
     let format = output::format_for(&out, job.format)?;
     output::check_folder(&out)?;
+    let frames = frame_list(job, &scene, &out)?;
     let (w, h) = (scene.image.width, scene.image.height);
     let region = match &job.area {
         Area::Full => None,
@@ -188,17 +219,11 @@ pub fn run(job: &RenderJob, progress: &ProgressBar, cancel: &AtomicBool) -> Resu
             "--full-canvas needs --region, --crop or --tile".into(),
         ));
     }
-    let meta = Metadata {
-        scene: name.clone(),
-        key: render_key(job.scene.as_deref(), &scene)?,
-        seed: scene.seed,
-        spp: scene.image.samples,
-        full_size: (w, h),
-        region,
-    };
+    let key = render_key(job.scene.as_deref(), &scene)?;
     let area = region.unwrap_or(farm::full(w, h));
 
-    progress.set_length(render::tile_count(area.width(), area.height()));
+    let tiles = render::tile_count(area.width(), area.height());
+    progress.set_length(tiles * frames.len().max(1) as u64);
     progress.set_message("building terrain");
     let options = BuildOptions {
         traced_pixels: Some(area.width() as u64 * area.height() as u64),
@@ -206,25 +231,115 @@ pub fn run(job: &RenderJob, progress: &ProgressBar, cancel: &AtomicBool) -> Resu
     };
     let world = World::build_with(&scene, options);
     let mut warnings = Vec::new();
-    let eye = scene.camera.position;
-    if let Some(ground) = world.ground_under_camera.filter(|&g| eye.y < g) {
-        warnings.push(format!(
-            "the camera at ({}, {}, {}) is below the terrain surface (height {ground} under it), so the image shows the terrain from beneath; raise camera.position[1] above {ground}",
-            eye.x, eye.y, eye.z
-        ));
-    }
     if cancel.load(Ordering::SeqCst) {
         return Err(Error::Interrupted);
     }
-    progress.set_message("tracing");
-    let camera = scene.camera();
-    let (mut frame, stats) =
-        render::render_region(&scene, &world, &camera, area, progress, cancel)?;
+    let mut preview = Vec::new();
+    let preview_width = job.preview_width.unwrap_or(320);
+    let mut stats_all = RenderStats::default();
+    let mut skipped = 0;
+    let mut write = Duration::ZERO;
+    let mut size = (0, 0);
+    let mut written = out.clone();
+    // A still is one pass of this loop, with the scene as it is.
+    let passes: Vec<Option<u32>> = if frames.is_empty() {
+        vec![None]
+    } else {
+        frames.iter().copied().map(Some).collect()
+    };
+    for (n, &frame) in passes.iter().enumerate() {
+        let (posed, path, frame_key) = match frame {
+            None => (scene.clone(), out.clone(), key.clone()),
+            Some(k) => {
+                let posed = frame_scene(&scene, &world, k)?;
+                let frame_key = format!(
+                    "{:016x}",
+                    crate::hash::fnv1a(format!("{key} frame {k}").into_bytes())
+                );
+                (posed, frame_path(&out, k), frame_key)
+            }
+        };
+        let eye = posed.camera.position;
+        let ground = if frame.is_none() {
+            world.ground_under_camera
+        } else {
+            world.terrain_height(eye.x, eye.z)
+        };
+        if let Some(ground) = ground.filter(|&g| eye.y < g) {
+            if warnings.is_empty() {
+                let at = frame.map_or(String::new(), |k| format!("in frame {k} "));
+                warnings.push(format!(
+                    "the camera {at}at ({}, {}, {}) is below the terrain surface (height {ground} under it), so the image shows the terrain from beneath; raise camera.position[1] above {ground}",
+                    eye.x, eye.y, eye.z
+                ));
+            }
+        }
+        let meta = Metadata {
+            scene: name.clone(),
+            key: frame_key,
+            seed: posed.seed,
+            spp: posed.image.samples,
+            full_size: (w, h),
+            region,
+        };
+        written = path.clone();
+        // A frame already there from the same scene and options: kept
+        // (a sequence resumes where it was interrupted).
+        if frame.is_some() && format != Format::Exr && already_rendered(&path, &meta) {
+            skipped += 1;
+            progress.inc(tiles);
+            if job.preview.is_some() {
+                let (image, _) = output::read_png(&path)?;
+                preview.push(preview_frame(&image, preview_width));
+            }
+            continue;
+        }
+        if let Some(k) = frame {
+            progress.set_message(format!("frame {k} ({} of {})", n + 1, passes.len()));
+        } else {
+            progress.set_message("tracing");
+        }
+        let camera = posed.camera();
+        let (mut fb, stats) =
+            render::render_region(&posed, &world, &camera, area, progress, cancel)?;
+        stats_all.primary_rays += stats.primary_rays;
+        stats_all.shadow_rays += stats.shadow_rays;
+        stats_all.trace_time += stats.trace_time;
+        if stats_all.first_bad_pixel.is_none() {
+            stats_all.first_bad_pixel = stats.first_bad_pixel;
+        }
+        stats_all.bad_samples += stats.bad_samples;
+        if job.full_canvas {
+            let mut canvas = Framebuffer::new(w, h);
+            canvas.put(area, &fb.pixels);
+            fb = canvas;
+        }
+        size = (fb.width, fb.height);
+        let write_start = Instant::now();
+        let (exposure, tonemap) = (posed.image.exposure_scale, posed.image.tonemap);
+        match format {
+            Format::Png => {
+                let image = fb.to_srgb8(exposure, tonemap);
+                output::write_png_with(&image, &meta, &path)?;
+                if job.preview.is_some() {
+                    preview.push(preview_frame(&image, preview_width));
+                }
+            }
+            Format::Png16 => output::write_png_with(&fb.to_linear16(exposure), &meta, &path)?,
+            Format::Exr => output::write_exr(
+                fb.width,
+                fb.height,
+                &fb.to_linear_rgba(exposure),
+                &meta,
+                &path,
+            )?,
+        }
+        write += write_start.elapsed();
+    }
     progress.finish_and_clear();
-    if job.full_canvas {
-        let mut canvas = Framebuffer::new(w, h);
-        canvas.put(area, &frame.pixels);
-        frame = canvas;
+    if let (Some(path), Some(animation)) = (&job.preview, &scene.animation) {
+        let fps = animation.fps;
+        output::write_apng(&preview, fps, path)?;
     }
     let world_note = format!(
         "terrain {:.0} ms, {} triangles ({} stored), {} rocks, acceleration build {:.0} ms, {:.1} MiB",
@@ -236,40 +351,128 @@ pub fn run(job: &RenderJob, progress: &ProgressBar, cancel: &AtomicBool) -> Resu
         world.accel_bytes() as f64 / (1 << 20) as f64,
     );
     drop(world);
-    let write_start = Instant::now();
-    let (exposure, tonemap) = (scene.image.exposure_scale, scene.image.tonemap);
-    match format {
-        Format::Png => output::write_png_with(&frame.to_srgb8(exposure, tonemap), &meta, &out)?,
-        Format::Png16 => output::write_png_with(&frame.to_linear16(exposure), &meta, &out)?,
-        Format::Exr => output::write_exr(
-            frame.width,
-            frame.height,
-            &frame.to_linear_rgba(exposure),
-            &meta,
-            &out,
-        )?,
-    }
-    if stats.bad_samples > 0 {
-        let (x, y) = stats.first_bad_pixel.unwrap_or_default();
+    if stats_all.bad_samples > 0 {
+        let (x, y) = stats_all.first_bad_pixel.unwrap_or_default();
         warnings.push(format!(
             "{} samples were NaN or infinite and were replaced by black; the first was in pixel ({x}, {y})",
-            stats.bad_samples
+            stats_all.bad_samples
         ));
     }
+    if size == (0, 0) {
+        size = (area.width(), area.height());
+    }
     Ok(Summary {
-        output: out,
-        size: (frame.width, frame.height),
+        output: written,
+        size,
         full_size: (w, h),
         region,
         spp: scene.image.samples,
+        frames: (!frames.is_empty()).then_some((frames.len() - skipped, skipped)),
         total: start.elapsed(),
         load,
-        write: write_start.elapsed(),
+        write,
         world: world_note,
-        stats,
+        stats: stats_all,
         threads: rayon::current_num_threads(),
         warnings,
     })
+}
+
+/// The frames `job` asks for, checked against the scene's animation and
+/// the output's pattern; empty for a still.
+fn frame_list(job: &RenderJob, scene: &Scene, out: &Path) -> Result<Vec<u32>> {
+    let Some(frames) = job.frames else {
+        if job.preview.is_some() {
+            return Err(Error::Usage("--preview needs --frames".into()));
+        }
+        return Ok(Vec::new());
+    };
+    let animation = scene.animation.as_ref().ok_or_else(|| {
+        Error::Usage("--frame and --frames need a scene with an `animation`".into())
+    })?;
+    let (first, last) = match frames {
+        Frames::One(k) => (k, k),
+        Frames::Range { first, last } => (first, last),
+    };
+    if first > last || last >= animation.frames {
+        return Err(Error::Usage(format!(
+            "frames {first}..{last}: the animation has frames 0..{}",
+            animation.frames - 1
+        )));
+    }
+    let pattern = out.to_string_lossy().contains('#');
+    if last > first && !pattern {
+        return Err(Error::Usage(format!(
+            "{}: a sequence needs #### in the output name for the frame number (e.g. out/frame-####.png)",
+            out.display()
+        )));
+    }
+    if let Some(p) = &job.preview {
+        if output::format_of(p)? != Format::Png {
+            return Err(Error::Usage(format!(
+                "{}: --preview writes an animated PNG",
+                p.display()
+            )));
+        }
+    }
+    Ok((first..=last).collect())
+}
+
+/// `out` with its run of `#` replaced by frame `k`, zero-padded to the
+/// run's length (`frame-####.png` → `frame-0007.png`).
+pub fn frame_path(out: &Path, k: u32) -> PathBuf {
+    let text = out.to_string_lossy();
+    let Some(start) = text
+        .rfind('#')
+        .map(|end| text[..=end].trim_end_matches('#').len())
+    else {
+        return out.to_path_buf();
+    };
+    let end = text[start..]
+        .find(|c| c != '#')
+        .map_or(text.len(), |e| start + e);
+    let width = end - start;
+    PathBuf::from(format!("{}{k:0width$}{}", &text[..start], &text[end..]))
+}
+
+/// The scene at frame `k` of its animation, with a follow camera held
+/// `clearance` above the terrain under it.
+pub fn frame_scene(scene: &Scene, world: &World, k: u32) -> Result<Scene> {
+    let animation = scene
+        .animation
+        .as_ref()
+        .ok_or_else(|| Error::Usage("the scene has no animation".into()))?;
+    let mut pose = animation.at(k);
+    if let (Some(clearance), Some(p)) = (animation.clearance, pose.position.as_mut()) {
+        if let Some(ground) = world.terrain_height(p.x as f32, p.z as f32) {
+            p.y = p.y.max(ground as f64 + clearance);
+        }
+    }
+    scene.posed(&pose)
+}
+
+/// Whether `path` is a PNG this job wrote already: same scene key.
+fn already_rendered(path: &Path, meta: &Metadata) -> bool {
+    path.is_file()
+        && output::read_png(path)
+            .ok()
+            .and_then(|(_, texts)| Metadata::from_pairs(&texts))
+            .is_some_and(|m| {
+                m.key == meta.key && m.full_size == meta.full_size && m.region == meta.region
+            })
+}
+
+/// A frame of the preview animation: at most `width` pixels wide, RGBA.
+fn preview_frame(image: &image::DynamicImage, width: u32) -> image::RgbaImage {
+    let (w, h) = (image.width(), image.height());
+    let pw = w.min(width);
+    let ph = ((h as u64 * pw as u64) / w as u64).max(1) as u32;
+    image::imageops::resize(
+        &image.to_rgba8(),
+        pw,
+        ph,
+        image::imageops::FilterType::Triangle,
+    )
 }
 
 /// A hash of the scene text and every checked value that changes pixels,
@@ -325,4 +528,72 @@ fn apply_overrides(scene: &mut Scene, job: &RenderJob) -> Result<()> {
         scene.seed = seed;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FOLLOW: &str = r#"{
+      "camera": { "position": [-20, 10, -30], "look_at": [0, 3, 0] },
+      "terrain": { "size": [60, 60], "resolution": [65, 65], "height": 10 },
+      "animation": {
+        "frames": 48,
+        "camera": [
+          { "frame": 0, "position": [-20, 25, -30], "look_at": [0, 3, 0] },
+          { "frame": 20, "position": [0, -4, -10], "look_at": [10, 3, 10] },
+          { "frame": 47, "position": [20, 1, 10], "look_at": [0, 2, 20] }
+        ],
+        "follow": { "clearance": 3 }
+      }
+    }"#;
+
+    /// Along the whole path, the follow camera's eye is at least the
+    /// clearance above the terrain under it, though the keyed path runs
+    /// underground; where the path is high enough it is left alone.
+    #[test]
+    fn a_follow_camera_never_dips_under_the_terrain() {
+        let scene = scene::parse(FOLLOW, "follow.json", Path::new(".")).unwrap();
+        let world = World::build(&scene);
+        let animation = scene.animation.as_ref().unwrap();
+        let (mut lifted, mut kept) = (0, 0);
+        for k in 0..animation.frames {
+            let posed = frame_scene(&scene, &world, k).unwrap();
+            let eye = posed.camera.position;
+            let ground = world
+                .terrain_height(eye.x, eye.z)
+                .expect("over the terrain");
+            assert!(
+                eye.y >= ground + 3.0 - 1e-3,
+                "frame {k}: eye {eye} over ground {ground}"
+            );
+            let keyed = animation.at(k).position.unwrap();
+            if (keyed.y as f32 - eye.y).abs() > 1e-4 {
+                lifted += 1;
+                assert!(
+                    (eye.y - ground - 3.0).abs() < 1e-3,
+                    "frame {k}: lifted to the clearance"
+                );
+            } else {
+                kept += 1;
+            }
+        }
+        assert!(lifted > 10 && kept > 5, "lifted {lifted}, kept {kept}");
+    }
+
+    #[test]
+    fn frame_paths_number_the_hashes() {
+        assert_eq!(
+            frame_path(Path::new("out/f-####.png"), 7),
+            PathBuf::from("out/f-0007.png")
+        );
+        assert_eq!(
+            frame_path(Path::new("a#b/f-##.png"), 123),
+            PathBuf::from("a#b/f-123.png")
+        );
+        assert_eq!(
+            frame_path(Path::new("still.png"), 3),
+            PathBuf::from("still.png")
+        );
+    }
 }

@@ -12,6 +12,7 @@
 #![warn(missing_docs)]
 
 pub mod accel;
+pub mod animation;
 pub mod bench;
 pub mod camera;
 pub mod compare;
@@ -23,6 +24,7 @@ pub mod isa;
 pub mod job;
 pub mod mesh;
 pub mod output;
+pub mod overlay;
 pub mod preview;
 pub mod ray;
 pub mod render;

@@ -433,6 +433,19 @@ impl World {
         self.accel.memory_bytes()
     }
 
+    /// The height of the terrain's surface at world (x, z), where the
+    /// terrain is traced as a grid and (x, z) is over it: a ray straight
+    /// down onto the rendered triangles.
+    pub fn terrain_height(&self, x: f32, z: f32) -> Option<f32> {
+        let field = self.accel.objects().iter().find_map(|o| match o {
+            Object::Terrain(field) => Some(field),
+            Object::Mesh { .. } => None,
+        })?;
+        let top = field.bounds().max.y + 1.0;
+        let down = Ray::new(Vec3::new(x, top, z), Vec3::NEG_Y);
+        field.intersect(&down, f32::INFINITY).map(|h| top - h.t)
+    }
+
     /// The material with index `m`.
     #[inline]
     pub fn material(&self, m: u16) -> &Material {

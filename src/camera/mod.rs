@@ -179,6 +179,12 @@ impl Camera {
         }
     }
 
+    /// The eye and the camera's frame: (position, right, up, forward),
+    /// the last three orthonormal.
+    pub fn frame(&self) -> (DVec3, DVec3, DVec3, DVec3) {
+        (self.position, self.right, self.up, self.forward)
+    }
+
     /// Image point (pixels, continuous; (0, 0) the top-left corner) to (sx, sy).
     #[inline]
     pub fn to_screen(&self, p: DVec2) -> DVec2 {

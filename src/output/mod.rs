@@ -263,6 +263,50 @@ pub fn write_png_with(img: &DynamicImage, meta: &Metadata, path: &Path) -> Resul
     write_bytes(&bytes, path)
 }
 
+/// Writes `frames` (all of one size) as an animated PNG (APNG) at `fps`
+/// frames a second, looping, atomically: browsers and GitHub play it.
+pub fn write_apng(frames: &[image::RgbaImage], fps: f64, path: &Path) -> Result<()> {
+    let fail = |e: &dyn std::fmt::Display| Error::Usage(format!("{}: {e}", path.display()));
+    let Some(first) = frames.first() else {
+        return Err(fail(&"no frames for the animated preview"));
+    };
+    // RGB where every pixel is opaque (a quarter smaller); the strongest
+    // compression, as a preview is written once and downloaded often.
+    let opaque = frames.iter().all(|f| f.pixels().all(|p| p[3] == 255));
+    let mut out = Vec::new();
+    let mut encoder = png::Encoder::new(&mut out, first.width(), first.height());
+    encoder.set_color(if opaque {
+        png::ColorType::Rgb
+    } else {
+        png::ColorType::Rgba
+    });
+    encoder.set_depth(png::BitDepth::Eight);
+    encoder.set_compression(png::Compression::High);
+    encoder.set_filter(png::Filter::Adaptive);
+    encoder
+        .set_animated(frames.len() as u32, 0)
+        .map_err(|e| fail(&e))?;
+    // The delay in milliseconds, as a fraction of a second.
+    let delay = (1000.0 / fps).round().clamp(1.0, 65535.0) as u16;
+    encoder.set_frame_delay(delay, 1000).map_err(|e| fail(&e))?;
+    let mut writer = encoder.write_header().map_err(|e| fail(&e))?;
+    for frame in frames {
+        if frame.dimensions() != first.dimensions() {
+            return Err(fail(&"the preview's frames differ in size"));
+        }
+        let rgb: Vec<u8>;
+        let data = if opaque {
+            rgb = frame.pixels().flat_map(|p| [p[0], p[1], p[2]]).collect();
+            &rgb[..]
+        } else {
+            frame.as_raw()
+        };
+        writer.write_image_data(data).map_err(|e| fail(&e))?;
+    }
+    writer.finish().map_err(|e| fail(&e))?;
+    write_bytes(&out, path)
+}
+
 /// Writes linear RGBA floats (row-major, `width` × `height`) as EXR with
 /// `meta` as text attributes, atomically.
 pub fn write_exr(

@@ -62,24 +62,7 @@ impl ProjectionKind {
 
 /// A checked projection back in scene-file form (degrees).
 pub fn to_file(p: &Projection) -> ProjectionFile {
-    let deg = |a: f32| a.to_degrees() as f64;
-    match *p {
-        Projection::Perspective { fov } => ProjectionFile::Perspective { fov: deg(fov) },
-        Projection::Orthographic { width } => ProjectionFile::Orthographic {
-            width: width as f64,
-        },
-        Projection::Cylindrical { fov } => ProjectionFile::Cylindrical { fov: deg(fov) },
-        Projection::Equirectangular { fov } => ProjectionFile::Equirectangular { fov: deg(fov) },
-        Projection::Fisheye {
-            fov,
-            mapping,
-            circle,
-        } => ProjectionFile::Fisheye {
-            fov: deg(fov),
-            mapping,
-            circle,
-        },
-    }
+    ProjectionFile::of(p)
 }
 
 /// Parameters given on the command line; None keeps the base value.

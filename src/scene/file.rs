@@ -13,7 +13,7 @@
 
 use serde::Deserialize;
 
-use crate::camera::{FisheyeCircle, FisheyeMapping};
+use crate::camera::{FisheyeCircle, FisheyeMapping, Projection};
 use crate::shade::tonemap::Tonemap;
 use crate::terrain::{DiamondSquare, FaultLine};
 
@@ -54,6 +54,99 @@ pub struct SceneFile {
     /// Distance fog that fades into the sky colour.
     #[serde(default)]
     pub fog: FogFile,
+    /// Motion: frames, and keyframes for the camera and the sun.
+    #[serde(default)]
+    pub animation: Option<AnimationFile>,
+}
+
+/// `animation`: a sequence of frames. The terrain and rocks are built
+/// once; the camera and the sun move. `scree render --frames A..B` renders
+/// them, `--frame K` one of them; a scene without `animation` is a still.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AnimationFile {
+    /// Frames in the sequence, numbered from 0. Required.
+    pub frames: u32,
+    /// Frames per second, for previews. Default 24.
+    #[serde(default = "default_fps")]
+    pub fps: f64,
+    /// Camera keyframes, in increasing `frame` order; the camera's
+    /// position and look-at follow centripetal Catmull-Rom splines through
+    /// them, its fov eases between keys. None: the scene's camera.
+    #[serde(default)]
+    pub camera: Vec<CameraKeyFile>,
+    /// Keep the camera at least `clearance` above the terrain under it
+    /// (a rover's follow camera: it never dips underground).
+    #[serde(default)]
+    pub follow: Option<FollowFile>,
+    /// Sun keyframes: elevation and azimuth ease between keys. Give these
+    /// or `time_of_day`, not both.
+    #[serde(default)]
+    pub sun: Vec<SunKeyFile>,
+    /// The sun's path over a day, from the first frame's hour to the last
+    /// one's.
+    #[serde(default)]
+    pub time_of_day: Option<TimeOfDayFile>,
+}
+
+fn default_fps() -> f64 {
+    24.0
+}
+
+/// A camera keyframe.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CameraKeyFile {
+    /// The frame of the key (fractions allowed).
+    pub frame: f64,
+    /// Eye position, world units.
+    pub position: [f64; 3],
+    /// Point looked at, world units (differs from `position`).
+    pub look_at: [f64; 3],
+    /// Field of view, degrees, for projections that have one. Default:
+    /// the scene's.
+    #[serde(default)]
+    pub fov: Option<f64>,
+}
+
+/// `animation.follow`.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FollowFile {
+    /// Least height of the eye above the terrain, world units. Default 2.
+    #[serde(default = "default_clearance")]
+    pub clearance: f64,
+}
+
+fn default_clearance() -> f64 {
+    2.0
+}
+
+/// A sun keyframe.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SunKeyFile {
+    /// The frame of the key.
+    pub frame: f64,
+    /// Degrees above the horizon.
+    pub elevation: f64,
+    /// Degrees clockwise from north.
+    pub azimuth: f64,
+}
+
+/// `animation.time_of_day`: the sun's place from the date, the latitude
+/// and the local solar time (12 is solar noon).
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TimeOfDayFile {
+    /// Degrees, north positive.
+    pub latitude: f64,
+    /// Day of the year, 1 (1 January) to 366.
+    pub day: u32,
+    /// Solar time at the first frame, hours.
+    pub start_hour: f64,
+    /// Solar time at the last frame, hours.
+    pub end_hour: f64,
 }
 
 /// `image`: the output picture.
@@ -178,6 +271,32 @@ fn default_equirect_fov() -> f64 {
 }
 fn default_fisheye_fov() -> f64 {
     180.0
+}
+
+impl ProjectionFile {
+    /// A checked projection back in scene-file form (degrees).
+    pub fn of(p: &Projection) -> ProjectionFile {
+        let deg = |a: f32| a.to_degrees() as f64;
+        match *p {
+            Projection::Perspective { fov } => ProjectionFile::Perspective { fov: deg(fov) },
+            Projection::Orthographic { width } => ProjectionFile::Orthographic {
+                width: width as f64,
+            },
+            Projection::Cylindrical { fov } => ProjectionFile::Cylindrical { fov: deg(fov) },
+            Projection::Equirectangular { fov } => {
+                ProjectionFile::Equirectangular { fov: deg(fov) }
+            }
+            Projection::Fisheye {
+                fov,
+                mapping,
+                circle,
+            } => ProjectionFile::Fisheye {
+                fov: deg(fov),
+                mapping,
+                circle,
+            },
+        }
+    }
 }
 
 impl Default for ProjectionFile {

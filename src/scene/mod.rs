@@ -56,6 +56,12 @@ pub struct Scene {
     pub image: ImageSettings,
     /// Seed of every random choice.
     pub seed: u64,
+    /// Motion, if the scene is a sequence.
+    pub animation: Option<crate::animation::Animation>,
+    /// The sun and sky as the file gave them, for frames that move the
+    /// sun ([`Scene::posed`]).
+    pub(crate) raw_sun: file::SunFile,
+    pub(crate) raw_sky: file::SkyFile,
     /// Camera placement and projection.
     pub camera: CameraSettings,
     /// Terrain description.
@@ -213,6 +219,46 @@ impl Scene {
             self.image.width,
             self.image.height,
         )
+    }
+
+    /// The scene at a pose of its animation: the camera's eye, look-at and
+    /// fov and the sun (with the sky that follows it) replaced where the
+    /// pose gives them. Values were checked with the animation's keys;
+    /// between keys they stay within the keys' ranges.
+    pub fn posed(&self, pose: &crate::animation::Pose) -> Result<Scene> {
+        let mut s = self.clone();
+        let f = |v: glam::DVec3| Vec3::new(v.x as f32, v.y as f32, v.z as f32);
+        if let Some(p) = pose.position {
+            s.camera.position = f(p);
+        }
+        if let Some(p) = pose.look_at {
+            s.camera.look_at = f(p);
+        }
+        let view = s.camera.look_at - s.camera.position;
+        if view.length() < 1e-6 || s.camera.up.normalize().cross(view.normalize()).length() < 1e-4 {
+            return Err(Error::Usage(format!(
+                "the animation's camera at ({}, {}, {}) looks along its up direction or at its own eye; move the camera keys' look_at",
+                s.camera.position.x, s.camera.position.y, s.camera.position.z
+            )));
+        }
+        if let Some(fov) = pose.fov {
+            s.camera.projection = choice::choose(
+                &s.camera.projection,
+                None,
+                choice::Overrides {
+                    fov: Some(fov),
+                    ..Default::default()
+                },
+            )?;
+        }
+        if let Some((elevation, azimuth)) = pose.sun {
+            let mut sun = self.raw_sun.clone();
+            (sun.elevation, sun.azimuth) = (elevation, azimuth);
+            (s.sun, s.sky) = validate::validate_sun_and_sky(&sun, &self.raw_sky).map_err(|e| {
+                Error::Usage(format!("the animation's sun: {}: {}", e.path, e.message))
+            })?;
+        }
+        Ok(s)
     }
 
     /// Estimated peak memory of a render, bytes.

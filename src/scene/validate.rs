@@ -13,6 +13,7 @@ use super::{
     CameraSettings, ImageSettings, RockMaterial, RockSpec, ScatterSpec, Scene, TerrainSettings,
     MAX_IMAGE_SIDE, MAX_SAMPLES, MAX_TERRAIN_SIDE,
 };
+use crate::animation::Animation;
 use crate::camera::{FisheyeMapping, Projection};
 use crate::error::Error;
 use crate::rock::scatter::ScatterParams;
@@ -430,9 +431,17 @@ pub fn validate(raw: &SceneFile, dir: &Path) -> Check<Scene> {
         height_falloff: within("fog.height_falloff", raw.fog.height_falloff, 0.0, 10.0)? as f32,
         base_height: within("fog.base_height", raw.fog.base_height, -1e7, 1e7)? as f32,
     };
+    let animation = raw
+        .animation
+        .as_ref()
+        .map(|a| validate_animation(a, &camera))
+        .transpose()?;
     Ok(Scene {
         image,
         seed: raw.seed,
+        animation,
+        raw_sun: raw.sun.clone(),
+        raw_sky: raw.sky.clone(),
         camera,
         terrain,
         rocks,
@@ -722,7 +731,154 @@ fn validate_diamond_square(p: &DiamondSquare) -> Check<DiamondSquare> {
 }
 
 /// The sun and the sky together: the physical skies also colour the sun.
-fn validate_sun_and_sky(f: &SunFile, sky: &SkyFile) -> Check<(Sun, Sky)> {
+/// Checks `animation`: frames, keys in order within the sequence, every
+/// key's values in the ranges of the values they replace (`camera`'s
+/// projection for a fov).
+fn validate_animation(f: &AnimationFile, camera: &CameraSettings) -> Check<Animation> {
+    use crate::animation::{CameraTrack, Key, SunPath};
+    use glam::DVec3;
+    let p = "animation";
+    let frames = count(&format!("{p}.frames"), f.frames, 1, 1_000_000)?;
+    let fps = above(&format!("{p}.fps"), f.fps, 0.0, 1000.0)?;
+    let last = (frames - 1) as f64;
+    // Keys' frames: finite, within the sequence, strictly increasing.
+    let frames_of = |what: &str, keys: &[f64]| -> Check<()> {
+        for (k, &frame) in keys.iter().enumerate() {
+            let path = format!("{p}.{what}[{k}].frame");
+            within(&path, frame, 0.0, last)?;
+            if k > 0 && frame <= keys[k - 1] {
+                return Err(Invalid::new(
+                    path,
+                    format!(
+                        "keys must be in increasing frame order, got {frame} after {}",
+                        keys[k - 1]
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    };
+    let camera_track = if f.camera.is_empty() {
+        None
+    } else {
+        frames_of(
+            "camera",
+            &f.camera.iter().map(|k| k.frame).collect::<Vec<_>>(),
+        )?;
+        let mut track = CameraTrack {
+            position: Vec::new(),
+            look_at: Vec::new(),
+            fov: Vec::new(),
+        };
+        for (k, key) in f.camera.iter().enumerate() {
+            let path = format!("{p}.camera[{k}]");
+            let position = vec3(&format!("{path}.position"), key.position)?;
+            let look_at = vec3(&format!("{path}.look_at"), key.look_at)?;
+            if (look_at - position).length() < 1e-6 {
+                return Err(Invalid::new(
+                    format!("{path}.look_at"),
+                    "must differ from the key's position",
+                ));
+            }
+            let d = |v: [f64; 3]| DVec3::from_array(v);
+            track.position.push(Key {
+                frame: key.frame,
+                value: d(key.position),
+            });
+            track.look_at.push(Key {
+                frame: key.frame,
+                value: d(key.look_at),
+            });
+            if let Some(fov) = key.fov {
+                // As the scene's projection would take it.
+                let mut file = ProjectionFile::of(&camera.projection);
+                match &mut file {
+                    ProjectionFile::Orthographic { .. } => {
+                        return Err(Invalid::new(
+                            format!("{path}.fov"),
+                            "the orthographic projection has no fov",
+                        ))
+                    }
+                    ProjectionFile::Perspective { fov: v }
+                    | ProjectionFile::Cylindrical { fov: v }
+                    | ProjectionFile::Equirectangular { fov: v }
+                    | ProjectionFile::Fisheye { fov: v, .. } => *v = fov,
+                }
+                validate_projection(&path, &file)?;
+                track.fov.push(Key {
+                    frame: key.frame,
+                    value: fov,
+                });
+            }
+        }
+        if !track.fov.is_empty() && track.fov.len() != f.camera.len() {
+            return Err(Invalid::new(
+                format!("{p}.camera"),
+                "give `fov` in every camera key or in none",
+            ));
+        }
+        Some(track)
+    };
+    let sun = match (&f.sun[..], &f.time_of_day) {
+        ([], None) => None,
+        ([_, ..], Some(_)) => {
+            return Err(Invalid::new(
+                format!("{p}.time_of_day"),
+                "give sun keys or a time of day, not both",
+            ))
+        }
+        (keys @ [_, ..], None) => {
+            frames_of("sun", &keys.iter().map(|k| k.frame).collect::<Vec<_>>())?;
+            let mut elevation = Vec::new();
+            let mut azimuth = Vec::new();
+            for (k, key) in keys.iter().enumerate() {
+                let path = format!("{p}.sun[{k}]");
+                let e = within(&format!("{path}.elevation"), key.elevation, -90.0, 90.0)?;
+                let a = within(&format!("{path}.azimuth"), key.azimuth, -3600.0, 3600.0)?;
+                elevation.push(Key {
+                    frame: key.frame,
+                    value: e,
+                });
+                azimuth.push(Key {
+                    frame: key.frame,
+                    value: a,
+                });
+            }
+            Some(SunPath::Keys { elevation, azimuth })
+        }
+        ([], Some(t)) => {
+            let path = format!("{p}.time_of_day");
+            Some(SunPath::Day {
+                latitude: within(&format!("{path}.latitude"), t.latitude, -90.0, 90.0)?,
+                day: count(&format!("{path}.day"), t.day, 1, 366)? as f64,
+                start_hour: within(&format!("{path}.start_hour"), t.start_hour, 0.0, 24.0)?,
+                end_hour: within(&format!("{path}.end_hour"), t.end_hour, 0.0, 24.0)?,
+            })
+        }
+    };
+    let clearance = f
+        .follow
+        .as_ref()
+        .map(|c| within(&format!("{p}.follow.clearance"), c.clearance, 0.0, 1e6))
+        .transpose()?;
+    if clearance.is_some() && camera_track.is_none() {
+        return Err(Invalid::new(
+            format!("{p}.follow"),
+            "follows a camera path: give `animation.camera` keys",
+        ));
+    }
+    Ok(Animation {
+        frames,
+        fps,
+        camera: camera_track,
+        sun,
+        clearance,
+    })
+}
+
+/// The sun and sky of `f` and `sky` (the sky's physical models follow the
+/// sun), checked.
+pub(crate) fn validate_sun_and_sky(f: &SunFile, sky: &SkyFile) -> Check<(Sun, Sky)> {
     let elevation = within("sun.elevation", f.elevation, -90.0, 90.0)?.to_radians();
     let azimuth = finite("sun.azimuth", f.azimuth)?.to_radians();
     let intensity = within("sun.intensity", f.intensity, 0.0, 1000.0)? as f32;

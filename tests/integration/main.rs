@@ -1,5 +1,6 @@
 //! All integration tests, in one binary: they run the real `scree` executable.
 
+mod animation;
 mod bad_input;
 mod bench;
 mod cli;
