@@ -31,6 +31,8 @@ pub struct CameraTrack {
     pub look_at: Vec<Key<DVec3>>,
     /// Fields of view, degrees (may be empty).
     pub fov: Vec<Key<f64>>,
+    /// Up directions (may be empty), eased componentwise and normalised.
+    pub up: Vec<Key<DVec3>>,
 }
 
 /// How the sun moves.
@@ -65,6 +67,8 @@ pub struct Pose {
     pub look_at: Option<DVec3>,
     /// Field of view, degrees.
     pub fov: Option<f64>,
+    /// The image's up direction.
+    pub up: Option<DVec3>,
     /// Sun (elevation, azimuth), degrees.
     pub sun: Option<(f64, f64)>,
 }
@@ -80,6 +84,19 @@ impl Animation {
             fov: camera
                 .filter(|c| !c.fov.is_empty())
                 .map(|c| scalar(&c.fov, f)),
+            up: camera.filter(|c| !c.up.is_empty()).map(|c| {
+                let part = |axis: fn(DVec3) -> f64| {
+                    let keys: Vec<Key<f64>> =
+                        c.up.iter()
+                            .map(|k| Key {
+                                frame: k.frame,
+                                value: axis(k.value),
+                            })
+                            .collect();
+                    scalar(&keys, f)
+                };
+                DVec3::new(part(|v| v.x), part(|v| v.y), part(|v| v.z)).normalize_or(DVec3::Y)
+            }),
             sun: self.sun.as_ref().map(|s| match s {
                 SunPath::Keys { elevation, azimuth } => (scalar(elevation, f), scalar(azimuth, f)),
                 SunPath::Day {
@@ -265,6 +282,36 @@ mod tests {
             let p = point(&k, 1.0 + s as f64 / 100.0);
             assert!(p.x < 10.35 && p.x > 9.9 && p.z > -0.1 && p.z < 0.35, "{p}");
         }
+    }
+
+    /// A roll from up +y to up +x: halfway, the eased components are equal
+    /// and the direction is their normalised sum.
+    #[test]
+    fn up_keys_roll_the_camera() {
+        let animation = Animation {
+            frames: 11,
+            fps: 24.0,
+            camera: Some(CameraTrack {
+                position: keys(&[(0.0, DVec3::ZERO), (10.0, DVec3::ZERO)]),
+                look_at: keys(&[(0.0, DVec3::Z), (10.0, DVec3::Z)]),
+                fov: Vec::new(),
+                up: keys(&[(0.0, DVec3::Y), (10.0, DVec3::X)]),
+            }),
+            sun: None,
+            clearance: None,
+        };
+        let half = std::f64::consts::FRAC_1_SQRT_2;
+        assert!(
+            animation
+                .at(5)
+                .up
+                .unwrap()
+                .distance(DVec3::new(half, half, 0.0))
+                < 1e-12
+        );
+        assert_eq!(animation.at(0).up, Some(DVec3::Y));
+        assert_eq!(animation.at(10).up, Some(DVec3::X));
+        assert_eq!(animation.at(3).fov, None);
     }
 
     #[test]

@@ -581,6 +581,26 @@ mod tests {
         assert!(lifted > 10 && kept > 5, "lifted {lifted}, kept {kept}");
     }
 
+    /// The shipped flyover's follow camera, every frame of it.
+    #[test]
+    fn the_flyovers_camera_stays_above_the_ground_all_the_way() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/flyover.json");
+        let scene = scene::load(&path).unwrap();
+        let world = World::build(&scene);
+        let animation = scene.animation.as_ref().unwrap();
+        let clearance = animation.clearance.unwrap() as f32;
+        for k in 0..animation.frames {
+            let eye = frame_scene(&scene, &world, k).unwrap().camera.position;
+            let ground = world
+                .terrain_height(eye.x, eye.z)
+                .expect("over the terrain");
+            assert!(
+                eye.y >= ground + clearance - 1e-3,
+                "frame {k}: eye {eye}, ground {ground}"
+            );
+        }
+    }
+
     #[test]
     fn frame_paths_number_the_hashes() {
         assert_eq!(

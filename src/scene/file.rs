@@ -107,6 +107,10 @@ pub struct CameraKeyFile {
     /// the scene's.
     #[serde(default)]
     pub fov: Option<f64>,
+    /// The image's up direction (a roll), in every key or none. Default:
+    /// the scene's `camera.up`.
+    #[serde(default)]
+    pub up: Option<[f64; 3]>,
 }
 
 /// `animation.follow`.

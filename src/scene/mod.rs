@@ -234,6 +234,9 @@ impl Scene {
         if let Some(p) = pose.look_at {
             s.camera.look_at = f(p);
         }
+        if let Some(u) = pose.up {
+            s.camera.up = f(u);
+        }
         let view = s.camera.look_at - s.camera.position;
         if view.length() < 1e-6 || s.camera.up.normalize().cross(view.normalize()).length() < 1e-4 {
             return Err(Error::Usage(format!(

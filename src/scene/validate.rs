@@ -769,6 +769,7 @@ fn validate_animation(f: &AnimationFile, camera: &CameraSettings) -> Check<Anima
             position: Vec::new(),
             look_at: Vec::new(),
             fov: Vec::new(),
+            up: Vec::new(),
         };
         for (k, key) in f.camera.iter().enumerate() {
             let path = format!("{p}.camera[{k}]");
@@ -781,6 +782,19 @@ fn validate_animation(f: &AnimationFile, camera: &CameraSettings) -> Check<Anima
                 ));
             }
             let d = |v: [f64; 3]| DVec3::from_array(v);
+            if let Some(up) = key.up {
+                let v = vec3(&format!("{path}.up"), up)?;
+                if v.length() < 1e-6 {
+                    return Err(Invalid::new(
+                        format!("{path}.up"),
+                        "must be a non-zero direction",
+                    ));
+                }
+                track.up.push(Key {
+                    frame: key.frame,
+                    value: d(up).normalize(),
+                });
+            }
             track.position.push(Key {
                 frame: key.frame,
                 value: d(key.position),
@@ -815,6 +829,12 @@ fn validate_animation(f: &AnimationFile, camera: &CameraSettings) -> Check<Anima
             return Err(Invalid::new(
                 format!("{p}.camera"),
                 "give `fov` in every camera key or in none",
+            ));
+        }
+        if !track.up.is_empty() && track.up.len() != f.camera.len() {
+            return Err(Invalid::new(
+                format!("{p}.camera"),
+                "give `up` in every camera key or in none",
             ));
         }
         Some(track)
