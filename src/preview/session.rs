@@ -138,6 +138,8 @@ impl Controls {
 /// Where the preview is, as the page shows it.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Status {
+    /// The scene file, as named on the command line.
+    pub scene: String,
     /// Counts every image and error published.
     pub version: u64,
     /// Counts the restarts (a file or control change).
@@ -495,7 +497,11 @@ impl Session {
                 frame.png = Some(Arc::new(png));
             }
             let version = frame.status.version + 1;
-            frame.status = Status { version, ..status };
+            frame.status = Status {
+                version,
+                scene: self.name.clone(),
+                ..status
+            };
         });
     }
 
