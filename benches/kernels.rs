@@ -217,7 +217,7 @@ fn terrain_kernels(c: &mut Criterion) {
 
 fn rock_kernels(c: &mut Criterion) {
     // An icosphere-like rock: a 24 × 48 UV sphere, 400 placements.
-    let sphere = scree::rock::UvSphere::new(24, 48);
+    let sphere = scree::rock::SphereMesh::uv(24, 48);
     let rock = scree::rock::object_mesh(&sphere, None);
     let placements: Vec<Affine3A> = (0..400u64)
         .map(|k| {

@@ -18,7 +18,7 @@ use crate::accel::{Bvh, HeightField, Object, ObjectHit, TopLevel, Transform};
 use crate::mesh::{face_normal, TriangleMesh};
 use crate::ray::Ray;
 use crate::rock::analytic::AnalyticRock;
-use crate::rock::{self, scatter, Placement, UvSphere};
+use crate::rock::{self, scatter, Placement, SphereMesh, Tessellation};
 use crate::scene::{RockMaterial, Scene};
 use crate::shade::Material;
 use crate::terrain::{self, TerrainGrid};
@@ -302,23 +302,22 @@ impl World {
 
         let mut analytic = Vec::new();
         // Rocks with the same tessellation share it: built once, indexed.
-        let mut spheres: Vec<UvSphere> = Vec::new();
-        let mut sphere = |stacks: u32, slices: u32| -> usize {
-            if let Some(i) = spheres
-                .iter()
-                .position(|s| s.stacks == stacks && s.slices == slices)
-            {
+        let mut spheres: Vec<SphereMesh> = Vec::new();
+        let mut kinds: Vec<Tessellation> = Vec::new();
+        let mut sphere = |t: Tessellation| -> usize {
+            if let Some(i) = kinds.iter().position(|k| *k == t) {
                 return i;
             }
-            spheres.push(UvSphere::new(stacks, slices));
+            kinds.push(t);
+            spheres.push(t.mesh());
             spheres.len() - 1
         };
         let rock_spheres: Vec<Option<usize>> = scene
             .rocks
             .iter()
-            .map(|r| (!r.analytic).then(|| sphere(r.stacks, r.slices)))
+            .map(|r| (!r.analytic).then(|| sphere(r.tessellation)))
             .collect();
-        let scatter_sphere = scene.scatter.as_ref().map(|s| sphere(s.stacks, s.slices));
+        let scatter_sphere = scene.scatter.as_ref().map(|s| sphere(s.tessellation));
         for ((r, tessellation), &place) in scene.rocks.iter().zip(&rock_spheres).zip(&rock_places) {
             let material = b.rock_material(&r.material, &place, !r.flat);
             match tessellation {

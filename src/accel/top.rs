@@ -519,7 +519,7 @@ mod tests {
     /// and without a terrain under the rocks.
     #[test]
     fn octets_through_instances_match_single_rays() {
-        let rock = crate::rock::object_mesh(&crate::rock::UvSphere::new(12, 24), None);
+        let rock = crate::rock::object_mesh(&crate::rock::SphereMesh::uv(12, 24), None);
         let rocks = (0..60).map(|k| Object::Mesh {
             mesh: 0,
             transform: Some(Transform::new(placement(k))),

@@ -21,7 +21,7 @@ use glam::{Affine3A, Quat, Vec3};
 
 use crate::mesh::TriangleMesh;
 use crate::texture::{Filter, Texture};
-pub use tessellate::UvSphere;
+pub use tessellate::{SphereMesh, Tessellation};
 
 /// Where a rock is and its shape before displacement: the unit sphere
 /// turned by `pre_rotation` (which only moves where the texture's poles and
@@ -78,6 +78,18 @@ pub struct Displacement {
     pub bias: f32,
     /// Lookup filter.
     pub filter: Filter,
+    /// How the texture is laid on the sphere.
+    pub mapping: Mapping,
+}
+
+/// How a displacement map is laid on a rock's unit sphere.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Mapping {
+    /// By (u, v) of the direction ([`uv_of`]).
+    #[default]
+    Uv,
+    /// Projected along the three axes, blended by |d|⁴ per axis.
+    Triplanar,
 }
 
 impl Displacement {
@@ -85,6 +97,18 @@ impl Displacement {
     #[inline]
     pub fn offset(&self, u: f32, v: f32) -> f32 {
         self.scale * (self.texture.sample_gray(u, v, self.filter) - self.bias)
+    }
+
+    /// The offset at unit direction `d` with triplanar mapping: the
+    /// texture on the three axis planes (the x plane seen along x at
+    /// ((z + 1)/2, (1 − y)/2), and so on), weighted by the fourth powers of
+    /// d's components, normalised. Continuous everywhere, with no pole
+    /// and no seam.
+    pub fn triplanar_offset(&self, d: Vec3) -> f32 {
+        let w = d.abs().powf(4.0);
+        let w = w / (w.x + w.y + w.z);
+        let at = |a: f32, b: f32| self.offset((a + 1.0) * 0.5, (1.0 - b) * 0.5);
+        w.x * at(d.z, d.y) + w.y * at(d.x, d.z) + w.z * at(d.x, d.y)
     }
 
     /// The largest outward offset any texel can give.
@@ -100,7 +124,7 @@ impl Displacement {
 /// `scale · (texel − bias)`; normals are then recomputed as the
 /// area-weighted mean of the displaced faces (none when `flat`).
 pub fn world_mesh(
-    sphere: &UvSphere,
+    sphere: &SphereMesh,
     place: &Placement,
     disp: Option<&Displacement>,
     flat: bool,
@@ -119,7 +143,7 @@ pub fn world_mesh(
 /// The shared mesh of scattered rocks, in object space: the unit sphere
 /// displaced along its normals by `scale · (texel − bias)` (scale relative
 /// to the radius). Built once and placed with [`place_mesh`].
-pub fn object_mesh(sphere: &UvSphere, disp: Option<&Displacement>) -> TriangleMesh {
+pub fn object_mesh(sphere: &SphereMesh, disp: Option<&Displacement>) -> TriangleMesh {
     let offsets = vertex_offsets(sphere, disp);
     let positions = sphere
         .dirs
@@ -152,10 +176,17 @@ pub fn place_mesh(mesh: &TriangleMesh, place: &Placement) -> TriangleMesh {
 
 /// Displacement of each vertex: the texel at its (u, v); a pole takes the
 /// mean of its texture row so that it does not depend on an arbitrary u.
-fn vertex_offsets(sphere: &UvSphere, disp: Option<&Displacement>) -> Vec<f32> {
+fn vertex_offsets(sphere: &SphereMesh, disp: Option<&Displacement>) -> Vec<f32> {
     let Some(d) = disp else {
         return vec![0.0; sphere.dirs.len()];
     };
+    if d.mapping == Mapping::Triplanar {
+        return sphere
+            .dirs
+            .iter()
+            .map(|&dir| d.triplanar_offset(dir))
+            .collect();
+    }
     sphere
         .uv
         .iter()
@@ -174,7 +205,7 @@ fn vertex_offsets(sphere: &UvSphere, disp: Option<&Displacement>) -> Vec<f32> {
         .collect()
 }
 
-fn finish(positions: Vec<Vec3>, sphere: &UvSphere, flat: bool) -> TriangleMesh {
+fn finish(positions: Vec<Vec3>, sphere: &SphereMesh, flat: bool) -> TriangleMesh {
     let mut mesh = TriangleMesh {
         positions,
         normals: Vec::new(),

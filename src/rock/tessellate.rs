@@ -1,15 +1,54 @@
-//! The UV sphere: `stacks` bands of latitude, `slices` of longitude, one
-//! vertex at each pole and none duplicated along the u = 0/1 seam, so the
-//! seam and the poles are welded by construction.
+//! Tessellated unit spheres. The UV sphere: `stacks` bands of latitude,
+//! `slices` of longitude, one vertex at each pole and none duplicated along
+//! the u = 0/1 seam, so the seam and the poles are welded by construction;
+//! its triangles shrink toward the poles, where a whole texture row meets
+//! in one vertex. The icosphere: an icosahedron whose faces are split in
+//! four `subdivisions` times, the new vertices pushed out to the sphere:
+//! no poles, triangles of nearly one size.
 
 use glam::{Vec2, Vec3};
 
+/// How a rock's sphere is cut into triangles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tessellation {
+    /// A UV sphere.
+    Uv {
+        /// Latitude bands (>= 2).
+        stacks: u32,
+        /// Longitude segments (>= 3).
+        slices: u32,
+    },
+    /// A subdivided icosahedron: 20 · 4^subdivisions triangles.
+    Icosphere {
+        /// Times each face is split in four.
+        subdivisions: u32,
+    },
+}
+
+impl Tessellation {
+    /// Triangles of the mesh.
+    pub fn triangle_count(self) -> usize {
+        match self {
+            Tessellation::Uv { stacks, slices } => SphereMesh::triangle_count(stacks, slices),
+            Tessellation::Icosphere { subdivisions } => 20 << (2 * subdivisions),
+        }
+    }
+
+    /// The mesh.
+    pub fn mesh(self) -> SphereMesh {
+        match self {
+            Tessellation::Uv { stacks, slices } => SphereMesh::uv(stacks, slices),
+            Tessellation::Icosphere { subdivisions } => SphereMesh::icosphere(subdivisions),
+        }
+    }
+}
+
 /// A tessellated unit sphere.
 #[derive(Debug, Clone, PartialEq)]
-pub struct UvSphere {
-    /// Latitude bands (>= 2).
+pub struct SphereMesh {
+    /// Latitude bands of a UV sphere (>= 2); 0 for an icosphere.
     pub stacks: u32,
-    /// Longitude segments (>= 3).
+    /// Longitude segments of a UV sphere (>= 3); 0 for an icosphere.
     pub slices: u32,
     /// Unit vertex directions: north pole, rings from north to south, south pole.
     pub dirs: Vec<Vec3>,
@@ -19,7 +58,7 @@ pub struct UvSphere {
     pub indices: Vec<[u32; 3]>,
 }
 
-impl UvSphere {
+impl SphereMesh {
     /// Vertex count for a tessellation: slices · (stacks − 1) + 2.
     pub fn vertex_count(stacks: u32, slices: u32) -> usize {
         (slices * (stacks - 1) + 2) as usize
@@ -30,15 +69,93 @@ impl UvSphere {
         (2 * slices * (stacks - 1)) as usize
     }
 
-    /// Whether vertex `k` is a pole.
+    /// Whether vertex `k` is a UV sphere's pole.
     pub fn is_pole(&self, k: usize) -> bool {
-        k == 0 || k == self.dirs.len() - 1
+        self.stacks > 0 && (k == 0 || k == self.dirs.len() - 1)
     }
 
-    /// Tessellates the unit sphere. Ring r (1..stacks) is at polar angle
+    /// The icosphere of `subdivisions` (0 is the icosahedron): each face
+    /// split in four at its edges' midpoints, pushed out to the sphere;
+    /// edges shared by two faces share their midpoint, so the mesh stays
+    /// welded. Texture coordinates are those of [`super::uv_of`].
+    pub fn icosphere(subdivisions: u32) -> SphereMesh {
+        let t = (1.0 + 5f32.sqrt()) / 2.0;
+        let mut dirs: Vec<Vec3> = [
+            (-1.0, t, 0.0),
+            (1.0, t, 0.0),
+            (-1.0, -t, 0.0),
+            (1.0, -t, 0.0),
+            (0.0, -1.0, t),
+            (0.0, 1.0, t),
+            (0.0, -1.0, -t),
+            (0.0, 1.0, -t),
+            (t, 0.0, -1.0),
+            (t, 0.0, 1.0),
+            (-t, 0.0, -1.0),
+            (-t, 0.0, 1.0),
+        ]
+        .iter()
+        .map(|&(x, y, z)| Vec3::new(x, y, z).normalize())
+        .collect();
+        let mut indices: Vec<[u32; 3]> = vec![
+            [0, 11, 5],
+            [0, 5, 1],
+            [0, 1, 7],
+            [0, 7, 10],
+            [0, 10, 11],
+            [1, 5, 9],
+            [5, 11, 4],
+            [11, 10, 2],
+            [10, 7, 6],
+            [7, 1, 8],
+            [3, 9, 4],
+            [3, 4, 2],
+            [3, 2, 6],
+            [3, 6, 8],
+            [3, 8, 9],
+            [4, 9, 5],
+            [2, 4, 11],
+            [6, 2, 10],
+            [8, 6, 7],
+            [9, 8, 1],
+        ];
+        for _ in 0..subdivisions {
+            let mut midpoints = std::collections::HashMap::new();
+            let mut mid = |a: u32, b: u32, dirs: &mut Vec<Vec3>| -> u32 {
+                *midpoints.entry((a.min(b), a.max(b))).or_insert_with(|| {
+                    dirs.push((dirs[a as usize] + dirs[b as usize]).normalize());
+                    dirs.len() as u32 - 1
+                })
+            };
+            let mut next = Vec::with_capacity(indices.len() * 4);
+            for [a, b, c] in indices {
+                let ab = mid(a, b, &mut dirs);
+                let bc = mid(b, c, &mut dirs);
+                let ca = mid(c, a, &mut dirs);
+                next.extend([[a, ab, ca], [b, bc, ab], [c, ca, bc], [ab, bc, ca]]);
+            }
+            indices = next;
+        }
+        let uv = dirs
+            .iter()
+            .map(|&d| {
+                let (u, v) = super::uv_of(d);
+                Vec2::new(u, v)
+            })
+            .collect();
+        SphereMesh {
+            stacks: 0,
+            slices: 0,
+            dirs,
+            uv,
+            indices,
+        }
+    }
+
+    /// Tessellates the unit sphere as a UV sphere. Ring r (1..stacks) is at polar angle
     /// θ = rπ/stacks, vertex j of a ring at longitude φ = 2πj/slices, in
     /// direction (sin θ sin φ, cos θ, sin θ cos φ).
-    pub fn new(stacks: u32, slices: u32) -> UvSphere {
+    pub fn uv(stacks: u32, slices: u32) -> SphereMesh {
         assert!(stacks >= 2 && slices >= 3, "validated tessellation");
         let mut dirs = Vec::with_capacity(Self::vertex_count(stacks, slices));
         let mut uv = Vec::with_capacity(dirs.capacity());
@@ -79,7 +196,7 @@ impl UvSphere {
         for j in 0..slices {
             indices.push([south, ring(stacks - 1, j + 1), ring(stacks - 1, j)]);
         }
-        UvSphere {
+        SphereMesh {
             stacks,
             slices,
             dirs,

@@ -16,17 +16,17 @@ fn sphere_place(radius: f32) -> Placement {
 #[test]
 fn counts_for_given_stacks_and_slices() {
     for (stacks, slices) in [(2, 3), (3, 4), (16, 32), (64, 128)] {
-        let s = UvSphere::new(stacks, slices);
+        let s = SphereMesh::uv(stacks, slices);
         assert_eq!(s.dirs.len(), (slices * (stacks - 1) + 2) as usize);
         assert_eq!(s.indices.len(), (2 * slices * (stacks - 1)) as usize);
-        assert_eq!(s.dirs.len(), UvSphere::vertex_count(stacks, slices));
-        assert_eq!(s.indices.len(), UvSphere::triangle_count(stacks, slices));
+        assert_eq!(s.dirs.len(), SphereMesh::vertex_count(stacks, slices));
+        assert_eq!(s.indices.len(), SphereMesh::triangle_count(stacks, slices));
     }
 }
 
 #[test]
 fn no_degenerate_triangles_and_all_face_outward() {
-    let s = UvSphere::new(12, 20);
+    let s = SphereMesh::uv(12, 20);
     for t in &s.indices {
         let [a, b, c] = t.map(|v| s.dirs[v as usize]);
         let n = (b - a).cross(c - a);
@@ -37,7 +37,7 @@ fn no_degenerate_triangles_and_all_face_outward() {
 
 #[test]
 fn undisplaced_normals_match_the_sphere_within_a_degree() {
-    let s = UvSphere::new(64, 128);
+    let s = SphereMesh::uv(64, 128);
     let place = sphere_place(2.0);
     let mesh = world_mesh(&s, &place, None, false);
     for (k, n) in mesh.normals.iter().enumerate() {
@@ -69,8 +69,9 @@ fn displaced_positions_follow_the_formula() {
         scale: 0.3,
         bias: 0.5,
         filter: Filter::Nearest,
+        mapping: Mapping::Uv,
     };
-    let s = UvSphere::new(8, 16);
+    let s = SphereMesh::uv(8, 16);
     let place = Placement {
         scale: Vec3::new(1.0, 0.6, 1.3),
         rotation: Quat::from_rotation_y(0.4),
@@ -117,8 +118,9 @@ fn seam_and_pole_vertices_are_shared_so_normals_are_continuous() {
         scale: 0.2,
         bias: 0.5,
         filter: Filter::Bilinear,
+        mapping: Mapping::Uv,
     };
-    let s = UvSphere::new(16, 32);
+    let s = SphereMesh::uv(16, 32);
     let mesh = world_mesh(&s, &sphere_place(1.0), Some(&disp), false);
     let mut keys: Vec<[u32; 3]> = mesh
         .positions
@@ -152,13 +154,13 @@ fn seam_and_pole_vertices_are_shared_so_normals_are_continuous() {
 
 #[test]
 fn flat_rocks_have_no_vertex_normals() {
-    let mesh = world_mesh(&UvSphere::new(4, 6), &sphere_place(1.0), None, true);
+    let mesh = world_mesh(&SphereMesh::uv(4, 6), &sphere_place(1.0), None, true);
     assert!(mesh.normals.is_empty());
 }
 
 #[test]
 fn uv_of_inverts_the_tessellation() {
-    let s = UvSphere::new(10, 24);
+    let s = SphereMesh::uv(10, 24);
     for k in 1..s.dirs.len() - 1 {
         let (u, v) = uv_of(s.dirs[k]);
         let expect = s.uv[k];
@@ -202,7 +204,7 @@ fn analytic_hits_match_tessellated_within_tessellation_error() {
         ..sphere_place(2.0)
     };
     let rock = AnalyticRock::new(place, 0);
-    let mesh = world_mesh(&UvSphere::new(96, 192), &place, None, false);
+    let mesh = world_mesh(&SphereMesh::uv(96, 192), &place, None, false);
     let mut hits = 0;
     for k in 0..400u64 {
         let r = |s| crate::hash::unit_f32(k, s, 0);
@@ -291,12 +293,13 @@ fn placed_copies_of_the_shared_mesh_match_a_direct_build() {
         scale: 0.05,
         bias: 0.5,
         filter: Filter::Bilinear,
+        mapping: Mapping::Uv,
     };
     let disp_world = Displacement {
         scale: 0.05 * 2.0,
         ..disp_rel.clone()
     };
-    let s = UvSphere::new(10, 20);
+    let s = SphereMesh::uv(10, 20);
     let place = Placement {
         rotation: Quat::from_rotation_z(0.7),
         ..sphere_place(2.0)
@@ -315,13 +318,14 @@ fn placed_copies_of_the_shared_mesh_match_a_direct_build() {
 fn displacement_changes_the_silhouette() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("textures/cobblestone.png");
     let texture = Arc::new(Texture::load(&path).unwrap());
-    let s = UvSphere::new(64, 128);
+    let s = SphereMesh::uv(64, 128);
     let place = sphere_place(2.0);
     let bumpy = Displacement {
         texture,
         scale: 0.25,
         bias: 0.5,
         filter: Filter::Bilinear,
+        mapping: Mapping::Uv,
     };
     let flat = Displacement {
         scale: 0.0,
@@ -342,4 +346,91 @@ fn displacement_changes_the_silhouette() {
         }
     }
     assert!(differ > 200, "{differ} of 2000 silhouette rays differ");
+}
+
+/// Twice the area of each triangle of `s`.
+fn areas(s: &SphereMesh) -> Vec<f32> {
+    s.indices
+        .iter()
+        .map(|t| {
+            let [a, b, c] = t.map(|v| s.dirs[v as usize]);
+            (b - a).cross(c - a).length()
+        })
+        .collect()
+}
+
+/// The icosphere: 10 · 4ⁿ + 2 welded vertices, 20 · 4ⁿ outward triangles,
+/// the largest at most twice the smallest (the default 48 × 96 UV
+/// sphere's ratio is 15).
+#[test]
+fn icospheres_have_no_poles_and_triangles_of_one_size() {
+    for n in 0..=5u32 {
+        let s = SphereMesh::icosphere(n);
+        assert_eq!(s.dirs.len(), 10 * 4usize.pow(n) + 2, "n = {n}");
+        assert_eq!(
+            s.indices.len(),
+            Tessellation::Icosphere { subdivisions: n }.triangle_count()
+        );
+        assert!(s.dirs.iter().all(|d| (d.length() - 1.0).abs() < 1e-6));
+        for t in &s.indices {
+            let [a, b, c] = t.map(|v| s.dirs[v as usize]);
+            assert!(
+                (b - a).cross(c - a).dot(a + b + c) > 0.0,
+                "n = {n}: faces outward"
+            );
+        }
+        assert!((0..s.dirs.len()).all(|k| !s.is_pole(k)));
+        let a = areas(&s);
+        let ratio =
+            a.iter().copied().fold(0.0, f32::max) / a.iter().copied().fold(f32::MAX, f32::min);
+        assert!(ratio <= 2.0, "n = {n}: area ratio {ratio}");
+    }
+    let uv = areas(&SphereMesh::uv(48, 96));
+    let ratio =
+        uv.iter().copied().fold(0.0, f32::max) / uv.iter().copied().fold(f32::MAX, f32::min);
+    assert!(ratio > 15.0, "the UV sphere's ratio {ratio}");
+}
+
+/// Around a pole, UV mapping reads a whole texture row within a fraction
+/// of a degree (the pinch); triplanar mapping reads one neighbourhood.
+#[test]
+fn triplanar_displacement_has_no_pole() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("textures/cobblestone.png");
+    let texture = Arc::new(Texture::load(&path).unwrap());
+    let disp = |mapping| Displacement {
+        texture: texture.clone(),
+        scale: 1.0,
+        bias: 0.5,
+        filter: Filter::Bilinear,
+        mapping,
+    };
+    let (uv, tri) = (disp(Mapping::Uv), disp(Mapping::Triplanar));
+    let spread = |f: &dyn Fn(Vec3) -> f32| {
+        let ring: Vec<f32> = (0..64)
+            .map(|k| {
+                let phi = k as f32 * std::f32::consts::TAU / 64.0;
+                let theta = 0.3f32.to_radians();
+                f(Vec3::new(
+                    theta.sin() * phi.sin(),
+                    theta.cos(),
+                    theta.sin() * phi.cos(),
+                ))
+            })
+            .collect();
+        ring.iter().copied().fold(f32::MIN, f32::max)
+            - ring.iter().copied().fold(f32::MAX, f32::min)
+    };
+    let around_uv = spread(&|d| {
+        let (u, v) = uv_of(d);
+        uv.offset(u, v)
+    });
+    let around_tri = spread(&|d| tri.triplanar_offset(d));
+    assert!(
+        around_uv > 0.2,
+        "the UV pole reads a whole row: {around_uv}"
+    );
+    assert!(
+        around_tri < 0.05 * around_uv,
+        "triplanar {around_tri} against uv {around_uv}"
+    );
 }

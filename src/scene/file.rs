@@ -682,6 +682,14 @@ pub struct RockFile {
     /// Longitude segments, 3..=2048. Default 96.
     #[serde(default = "default_slices")]
     pub slices: u32,
+    /// `uv` (a UV sphere of `stacks` × `slices`, the default) or
+    /// `icosphere` (a subdivided icosahedron: no poles, triangles of
+    /// nearly one size).
+    #[serde(default)]
+    pub tessellation: TessellationFile,
+    /// Icosphere subdivisions, 0..=7 (20 · 4^n triangles). Default 4.
+    #[serde(default = "default_subdivisions")]
+    pub subdivisions: u32,
     /// Displacement map; none leaves the ellipsoid smooth.
     #[serde(default)]
     pub displacement: Option<DisplacementFile>,
@@ -703,6 +711,35 @@ fn default_scale() -> [f64; 3] {
 fn default_sink() -> f64 {
     0.25
 }
+fn default_subdivisions() -> u32 {
+    4
+}
+
+/// A rock's tessellation.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TessellationFile {
+    /// Latitude bands and longitude segments (`stacks`, `slices`).
+    #[default]
+    Uv,
+    /// A subdivided icosahedron (`subdivisions`).
+    Icosphere,
+}
+
+/// How a displacement map is laid on a rock.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MappingFile {
+    /// By longitude and latitude (u, v): a whole texture row meets at
+    /// each pole.
+    #[default]
+    Uv,
+    /// The texture projected along the three axes of the rock's own space
+    /// and blended by the undisplaced normal: no poles and no seam, and it
+    /// moves with the rock.
+    Triplanar,
+}
+
 fn default_stacks() -> u32 {
     48
 }
@@ -728,6 +765,9 @@ pub struct DisplacementFile {
     /// `nearest` or `bilinear` (default).
     #[serde(default)]
     pub filter: crate::texture::Filter,
+    /// `uv` (default) or `triplanar`.
+    #[serde(default)]
+    pub mapping: MappingFile,
 }
 
 fn default_displacement_scale() -> f64 {
@@ -795,6 +835,14 @@ pub struct ScatterFile {
     /// Longitude segments of the shared mesh, 3..=2048. Default 32.
     #[serde(default = "default_scatter_slices")]
     pub slices: u32,
+    /// `uv` (a UV sphere of `stacks` × `slices`, the default) or
+    /// `icosphere` (a subdivided icosahedron: no poles, triangles of
+    /// nearly one size).
+    #[serde(default)]
+    pub tessellation: TessellationFile,
+    /// Icosphere subdivisions, 0..=7 (20 · 4^n triangles). Default 4.
+    #[serde(default = "default_subdivisions")]
+    pub subdivisions: u32,
     /// Displacement of the shared mesh (`scale` as a fraction of the radius).
     #[serde(default)]
     pub displacement: Option<DisplacementFile>,

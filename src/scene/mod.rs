@@ -18,7 +18,7 @@ pub use file::SceneFile;
 use crate::camera::{Camera, Projection};
 use crate::error::{Error, Result};
 use crate::rock::scatter::ScatterParams;
-use crate::rock::{Displacement, Placement, UvSphere};
+use crate::rock::{Displacement, Placement, Tessellation};
 use crate::shade::{Fog, Material, Sky, SkyLight, Sun};
 use crate::terrain::{Generator, PostStep, Recipe};
 use crate::texture::Texture;
@@ -151,10 +151,8 @@ pub struct RockSpec {
     pub place: Placement,
     /// `Some(sink)` to rest on the terrain.
     pub rest_sink: Option<f32>,
-    /// Latitude bands.
-    pub stacks: u32,
-    /// Longitude segments.
-    pub slices: u32,
+    /// How the sphere is cut into triangles.
+    pub tessellation: Tessellation,
     /// Displacement (world units).
     pub displacement: Option<Displacement>,
     /// Colour.
@@ -179,10 +177,8 @@ pub enum RockMaterial {
 pub struct ScatterSpec {
     /// Placement parameters.
     pub params: ScatterParams,
-    /// Latitude bands of the shared mesh.
-    pub stacks: u32,
-    /// Longitude segments of the shared mesh.
-    pub slices: u32,
+    /// How the shared mesh's sphere is cut into triangles.
+    pub tessellation: Tessellation,
     /// Displacement (fraction of the radius).
     pub displacement: Option<Displacement>,
     /// Colour.
@@ -196,11 +192,11 @@ fn rock_triangles(scene: &Scene) -> (u64, u64) {
         .rocks
         .iter()
         .filter(|r| !r.analytic)
-        .map(|r| UvSphere::triangle_count(r.stacks, r.slices) as u64)
+        .map(|r| r.tessellation.triangle_count() as u64)
         .sum();
     let (shared, instances) = scene.scatter.as_ref().map_or((0, 0), |s| {
         (
-            UvSphere::triangle_count(s.stacks, s.slices) as u64,
+            s.tessellation.triangle_count() as u64,
             s.params.count as u64,
         )
     });

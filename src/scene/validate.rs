@@ -17,7 +17,7 @@ use crate::animation::Animation;
 use crate::camera::{FisheyeMapping, Projection};
 use crate::error::Error;
 use crate::rock::scatter::ScatterParams;
-use crate::rock::{Displacement, Placement};
+use crate::rock::{Displacement, Mapping, Placement, Tessellation};
 use crate::shade::sky::{sun_transmittance, Mars, Preetham};
 use crate::shade::{Fog, Material, Sky, SkyLight, Sun};
 use crate::terrain::noise::Octaves;
@@ -998,6 +998,10 @@ fn validate_displacement(
         scale: within(&format!("{path}.scale"), d.scale, -1e3, 1e3)? as f32,
         bias: within(&format!("{path}.bias"), d.bias, 0.0, 1.0)? as f32,
         filter: d.filter,
+        mapping: match d.mapping {
+            MappingFile::Uv => Mapping::Uv,
+            MappingFile::Triplanar => Mapping::Triplanar,
+        },
     })
 }
 
@@ -1016,11 +1020,21 @@ fn validate_rock_material(
     })
 }
 
-fn tessellation(path: &str, stacks: u32, slices: u32) -> Check<(u32, u32)> {
-    Ok((
-        count(&format!("{path}.stacks"), stacks, 2, 1024)?,
-        count(&format!("{path}.slices"), slices, 3, 2048)?,
-    ))
+fn tessellation(
+    path: &str,
+    kind: TessellationFile,
+    (stacks, slices): (u32, u32),
+    subdivisions: u32,
+) -> Check<Tessellation> {
+    Ok(match kind {
+        TessellationFile::Uv => Tessellation::Uv {
+            stacks: count(&format!("{path}.stacks"), stacks, 2, 1024)?,
+            slices: count(&format!("{path}.slices"), slices, 3, 2048)?,
+        },
+        TessellationFile::Icosphere => Tessellation::Icosphere {
+            subdivisions: count(&format!("{path}.subdivisions"), subdivisions, 0, 7)?,
+        },
+    })
 }
 
 fn validate_rock(path: &str, r: &RockFile, textures: &mut TextureCache) -> Check<RockSpec> {
@@ -1037,7 +1051,7 @@ fn validate_rock(path: &str, r: &RockFile, textures: &mut TextureCache) -> Check
         rot.y.to_radians(),
         rot.x.to_radians(),
     );
-    let (stacks, slices) = tessellation(path, r.stacks, r.slices)?;
+    let tessellation = tessellation(path, r.tessellation, (r.stacks, r.slices), r.subdivisions)?;
     let displacement = r
         .displacement
         .as_ref()
@@ -1059,8 +1073,7 @@ fn validate_rock(path: &str, r: &RockFile, textures: &mut TextureCache) -> Check
             pre_rotation: glam::Quat::IDENTITY,
         },
         rest_sink: r.rest_on_terrain.then_some(sink),
-        stacks,
-        slices,
+        tessellation,
         displacement,
         material: validate_rock_material(&format!("{path}.material"), &r.material, textures)?,
         flat: r.normals == NormalsFile::Flat,
@@ -1086,7 +1099,7 @@ fn validate_scatter(
         ],
         None => terrain.size,
     };
-    let (stacks, slices) = tessellation(p, s.stacks, s.slices)?;
+    let tessellation = tessellation(p, s.tessellation, (s.stacks, s.slices), s.subdivisions)?;
     let displacement = s
         .displacement
         .as_ref()
@@ -1104,8 +1117,7 @@ fn validate_scatter(
             seed: s.seed,
             margin,
         },
-        stacks,
-        slices,
+        tessellation,
         displacement,
         material: validate_rock_material(&format!("{p}.material"), &s.material, textures)?,
     })
