@@ -69,8 +69,8 @@ impl Placement {
 /// A displacement map applied along the undisplaced normals.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Displacement {
-    /// Grayscale source (luminance of RGB).
-    pub texture: Arc<Texture>,
+    /// Grayscale source (luminance of RGB); None for solid stones.
+    pub texture: Option<Arc<Texture>>,
     /// World units per unit of (texel − bias) for listed rocks; fraction of
     /// the radius for scattered rocks.
     pub scale: f32,
@@ -83,20 +83,62 @@ pub struct Displacement {
 }
 
 /// How a displacement map is laid on a rock's unit sphere.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub enum Mapping {
     /// By (u, v) of the direction ([`uv_of`]).
     #[default]
     Uv,
     /// Projected along the three axes, blended by |d|⁴ per axis.
     Triplanar,
+    /// Stones and mortar in space: 3D cellular (Worley) noise of `cells`
+    /// cells per unit of the rock's own space, from `seed`; no texture.
+    Solid {
+        /// Cells per unit (the unit sphere is 2 across).
+        cells: f32,
+        /// Seed of the cells' points.
+        seed: u64,
+    },
+}
+
+/// The height of solid stones at `p` (a point of the rock's own space,
+/// in cells): 0 in the mortar between stones, rising to 1 on a stone's
+/// top over 0.3 of a cell. F2 − F1 of the Worley distances to the
+/// seeded points of the 27 cells around `p`, one point a cell.
+pub fn solid_stone(p: Vec3, seed: u64) -> f32 {
+    let base = p.floor();
+    let (mut f1, mut f2) = (f32::INFINITY, f32::INFINITY);
+    for dz in -1..=1 {
+        for dy in -1..=1 {
+            for dx in -1..=1 {
+                let cell = base + Vec3::new(dx as f32, dy as f32, dz as f32);
+                let key = |v: f32| (v as i64 as u64) & 0x1f_ffff;
+                let index = (key(cell.x) << 42) | (key(cell.y) << 21) | key(cell.z);
+                let jitter = Vec3::new(
+                    crate::hash::unit_f32(seed, 0x5701, index),
+                    crate::hash::unit_f32(seed, 0x5702, index),
+                    crate::hash::unit_f32(seed, 0x5703, index),
+                );
+                let d = (cell + jitter).distance(p);
+                if d < f1 {
+                    (f1, f2) = (d, f1);
+                } else if d < f2 {
+                    f2 = d;
+                }
+            }
+        }
+    }
+    ((f2 - f1) / 0.3).clamp(0.0, 1.0)
 }
 
 impl Displacement {
     /// `scale · (texel − bias)` at (u, v).
     #[inline]
     pub fn offset(&self, u: f32, v: f32) -> f32 {
-        self.scale * (self.texture.sample_gray(u, v, self.filter) - self.bias)
+        let texel = self
+            .texture
+            .as_ref()
+            .map_or(self.bias, |t| t.sample_gray(u, v, self.filter));
+        self.scale * (texel - self.bias)
     }
 
     /// The offset at unit direction `d` with triplanar mapping: the
@@ -180,12 +222,22 @@ fn vertex_offsets(sphere: &SphereMesh, disp: Option<&Displacement>) -> Vec<f32> 
     let Some(d) = disp else {
         return vec![0.0; sphere.dirs.len()];
     };
-    if d.mapping == Mapping::Triplanar {
-        return sphere
-            .dirs
-            .iter()
-            .map(|&dir| d.triplanar_offset(dir))
-            .collect();
+    match d.mapping {
+        Mapping::Triplanar => {
+            return sphere
+                .dirs
+                .iter()
+                .map(|&dir| d.triplanar_offset(dir))
+                .collect();
+        }
+        Mapping::Solid { cells, seed } => {
+            return sphere
+                .dirs
+                .iter()
+                .map(|&dir| d.scale * (solid_stone(dir * cells, seed) - d.bias))
+                .collect();
+        }
+        Mapping::Uv => {}
     }
     sphere
         .uv

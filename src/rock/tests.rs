@@ -65,7 +65,7 @@ fn ramp() -> Arc<Texture> {
 fn displaced_positions_follow_the_formula() {
     // Nearest lookup: vertex (u, v) takes the texel of column floor(64u).
     let disp = Displacement {
-        texture: ramp(),
+        texture: Some(ramp()),
         scale: 0.3,
         bias: 0.5,
         filter: Filter::Nearest,
@@ -114,7 +114,7 @@ fn seam_and_pole_vertices_are_shared_so_normals_are_continuous() {
         texels,
     });
     let disp = Displacement {
-        texture: periodic,
+        texture: Some(periodic),
         scale: 0.2,
         bias: 0.5,
         filter: Filter::Bilinear,
@@ -289,7 +289,7 @@ fn placed_copies_of_the_shared_mesh_match_a_direct_build() {
     // For a round rock, the object-space mesh placed in the world is the
     // rock built directly with the displacement scaled by the radius.
     let disp_rel = Displacement {
-        texture: ramp(),
+        texture: Some(ramp()),
         scale: 0.05,
         bias: 0.5,
         filter: Filter::Bilinear,
@@ -321,7 +321,7 @@ fn displacement_changes_the_silhouette() {
     let s = SphereMesh::uv(64, 128);
     let place = sphere_place(2.0);
     let bumpy = Displacement {
-        texture,
+        texture: Some(texture),
         scale: 0.25,
         bias: 0.5,
         filter: Filter::Bilinear,
@@ -398,7 +398,7 @@ fn triplanar_displacement_has_no_pole() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("textures/cobblestone.png");
     let texture = Arc::new(Texture::load(&path).unwrap());
     let disp = |mapping| Displacement {
-        texture: texture.clone(),
+        texture: Some(texture.clone()),
         scale: 1.0,
         bias: 0.5,
         filter: Filter::Bilinear,
@@ -432,5 +432,72 @@ fn triplanar_displacement_has_no_pole() {
     assert!(
         around_tri < 0.05 * around_uv,
         "triplanar {around_tri} against uv {around_uv}"
+    );
+}
+
+/// Solid stones: mortar (0) and stone tops (1) both occur, the field is
+/// continuous (F2 − F1 changes at most twice as fast as the point moves,
+/// over the 0.3-cell ramp), the same for a seed and different across
+/// seeds, and with no pole on the sphere.
+#[test]
+fn solid_stones_have_mortar_tops_and_no_pole() {
+    let (mut mortar, mut tops) = (0, 0);
+    for k in 0..4000u64 {
+        let r = |s| crate::hash::unit_f32(k, s, 99) * 10.0 - 5.0;
+        let p = Vec3::new(r(1), r(2), r(3));
+        let h = solid_stone(p, 7);
+        assert_eq!(h, solid_stone(p, 7));
+        mortar += (h < 0.05) as u32;
+        tops += (h > 0.95) as u32;
+        let step = Vec3::new(1e-3, -2e-3, 1e-3);
+        let change = (solid_stone(p + step, 7) - h).abs();
+        assert!(
+            change <= 2.0 * step.length() / 0.3 + 1e-5,
+            "at {p}: {change}"
+        );
+    }
+    assert!(mortar > 100 && tops > 600, "mortar {mortar}, tops {tops}");
+    let differ = (0..200)
+        .filter(|&k| {
+            let p = Vec3::new(k as f32 * 0.37, 1.3, -0.7 * k as f32);
+            solid_stone(p, 1) != solid_stone(p, 2)
+        })
+        .count();
+    assert!(differ > 150, "{differ}");
+    // Around the pole the stones vary no more than anywhere else.
+    let ring: Vec<f32> = (0..64)
+        .map(|k| {
+            let phi = k as f32 * std::f32::consts::TAU / 64.0;
+            let t = 0.3f32.to_radians();
+            solid_stone(
+                Vec3::new(t.sin() * phi.sin(), t.cos(), t.sin() * phi.cos()) * 3.0,
+                0,
+            )
+        })
+        .collect();
+    let spread = ring.iter().copied().fold(f32::MIN, f32::max)
+        - ring.iter().copied().fold(f32::MAX, f32::min);
+    assert!(spread < 0.2, "{spread}");
+    // On a rock: each vertex moves by scale · (stone − bias).
+    let disp = Displacement {
+        texture: None,
+        scale: 0.2,
+        bias: 0.5,
+        filter: Filter::Bilinear,
+        mapping: Mapping::Solid {
+            cells: 2.5,
+            seed: 3,
+        },
+    };
+    let sphere = SphereMesh::icosphere(3);
+    let mesh = object_mesh(&sphere, Some(&disp));
+    for (p, d) in mesh.positions.iter().zip(&sphere.dirs) {
+        let expected = 1.0 + 0.2 * (solid_stone(*d * 2.5, 3) - 0.5);
+        assert!((p.length() - expected).abs() < 1e-5);
+    }
+    let radii: Vec<f32> = mesh.positions.iter().map(|p| p.length()).collect();
+    assert!(
+        radii.iter().copied().fold(0.0, f32::max) - radii.iter().copied().fold(9.0, f32::min)
+            > 0.15
     );
 }

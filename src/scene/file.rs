@@ -738,6 +738,9 @@ pub enum MappingFile {
     /// and blended by the undisplaced normal: no poles and no seam, and it
     /// moves with the rock.
     Triplanar,
+    /// Stones and mortar in space (3D cellular noise of `cells` and
+    /// `seed`): no texture, no pole, no seam.
+    Solid,
 }
 
 fn default_stacks() -> u32 {
@@ -753,8 +756,9 @@ fn default_slices() -> u32 {
 #[serde(deny_unknown_fields)]
 pub struct DisplacementFile {
     /// Grayscale image (luminance of RGB; 8- or 16-bit PNG), relative to the
-    /// scene file's folder. Required.
-    pub texture: String,
+    /// scene file's folder. Required except for the `solid` mapping.
+    #[serde(default)]
+    pub texture: Option<String>,
     /// World units per unit of (texel − bias) for listed rocks; a fraction
     /// of each rock's radius for `scatter`. -1e3..=1e3. Default 0.1.
     #[serde(default = "default_displacement_scale")]
@@ -765,9 +769,20 @@ pub struct DisplacementFile {
     /// `nearest` or `bilinear` (default).
     #[serde(default)]
     pub filter: crate::texture::Filter,
-    /// `uv` (default) or `triplanar`.
+    /// `uv` (default), `triplanar` or `solid`.
     #[serde(default)]
     pub mapping: MappingFile,
+    /// With `solid`: cells per unit of the rock's own space (its unit
+    /// sphere is 2 across), 0.5..=64. Default 3.
+    #[serde(default = "default_cells")]
+    pub cells: f64,
+    /// With `solid`: seed of the stones. Default 0.
+    #[serde(default)]
+    pub seed: u64,
+}
+
+fn default_cells() -> f64 {
+    3.0
 }
 
 fn default_displacement_scale() -> f64 {

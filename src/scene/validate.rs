@@ -993,15 +993,30 @@ fn validate_displacement(
     d: &DisplacementFile,
     textures: &mut TextureCache,
 ) -> Check<Displacement> {
+    let mapping = match d.mapping {
+        MappingFile::Uv => Mapping::Uv,
+        MappingFile::Triplanar => Mapping::Triplanar,
+        MappingFile::Solid => Mapping::Solid {
+            cells: within(&format!("{path}.cells"), d.cells, 0.5, 64.0)? as f32,
+            seed: d.seed,
+        },
+    };
+    let texture = match (&d.texture, d.mapping) {
+        (Some(t), _) => Some(textures.get(&format!("{path}.texture"), t)?),
+        (None, MappingFile::Solid) => None,
+        (None, _) => {
+            return Err(Invalid::new(
+                format!("{path}.texture"),
+                "must name a grayscale image (or use \"mapping\": \"solid\", which needs none)",
+            ))
+        }
+    };
     Ok(Displacement {
-        texture: textures.get(&format!("{path}.texture"), &d.texture)?,
+        texture,
         scale: within(&format!("{path}.scale"), d.scale, -1e3, 1e3)? as f32,
         bias: within(&format!("{path}.bias"), d.bias, 0.0, 1.0)? as f32,
         filter: d.filter,
-        mapping: match d.mapping {
-            MappingFile::Uv => Mapping::Uv,
-            MappingFile::Triplanar => Mapping::Triplanar,
-        },
+        mapping,
     })
 }
 
