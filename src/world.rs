@@ -336,22 +336,36 @@ impl World {
         }
         let mut rock_count = scene.rocks.len();
         if let (Some(s), Some(i)) = (&scene.scatter, scatter_sphere) {
-            // One object-space mesh for all scattered rocks.
-            let shared = rock::object_mesh(&spheres[i], s.displacement.as_ref());
+            // A few object-space meshes (variants) for all scattered rocks,
+            // each rock an instance of the one its index hashes to.
+            let variants: Vec<TriangleMesh> = (0..s.variants)
+                .map(|v| {
+                    rock::variant_mesh(
+                        &spheres[i],
+                        s.displacement.as_ref(),
+                        s.params.seed,
+                        v,
+                        s.variants,
+                    )
+                })
+                .collect();
             let placements = scattered;
             rock_count += placements.len();
             let shared_material = match &s.material {
                 RockMaterial::Albedo(c) => Some(b.material(Material::Albedo(*c), true)),
                 RockMaterial::Texture(_) => None,
             };
-            let instanced = options.instancing.then(|| b.mesh(shared.clone()));
-            for place in &placements {
+            let instanced: Option<Vec<u32>> = options
+                .instancing
+                .then(|| variants.iter().map(|m| b.mesh(m.clone())).collect());
+            for (k, place) in placements.iter().enumerate() {
+                let v = scatter::variant_of(s.params.seed, k, s.variants);
                 let material =
                     shared_material.unwrap_or_else(|| b.rock_material(&s.material, place, true));
-                match instanced {
-                    Some(mesh) => b.place(mesh, Some(place.world_from_object()), material),
+                match &instanced {
+                    Some(meshes) => b.place(meshes[v], Some(place.world_from_object()), material),
                     None => {
-                        let mesh = b.mesh(rock::place_mesh(&shared, place));
+                        let mesh = b.mesh(rock::place_mesh(&variants[v], place));
                         b.place(mesh, None, material);
                     }
                 }

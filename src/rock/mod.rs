@@ -196,6 +196,68 @@ pub fn object_mesh(sphere: &SphereMesh, disp: Option<&Displacement>) -> Triangle
     finish(positions, sphere, false)
 }
 
+/// The largest outward reach of a variant's shape lobes, a fraction of
+/// the radius ([`variant_mesh`]).
+pub const SHAPE_MAX: f32 = 0.15;
+
+/// Variant `v` of `variants` of the scattered rocks' object-space mesh:
+/// with one variant, [`object_mesh`] itself. Otherwise each variant has
+/// its own shape, four smooth lobes (random directions from `seed` and
+/// `v`, amplitudes within ±[`SHAPE_MAX`]/2, each `a · ((d·u + 1)/2)³`)
+/// added to the radius, and its own turn of the displacement (the
+/// direction rotated by a random rotation before the lookup), so that the
+/// field does not look cloned.
+pub fn variant_mesh(
+    sphere: &SphereMesh,
+    disp: Option<&Displacement>,
+    seed: u64,
+    v: u32,
+    variants: u32,
+) -> TriangleMesh {
+    if variants <= 1 {
+        return object_mesh(sphere, disp);
+    }
+    let u = |k: u64| crate::hash::unit_f32(seed, 0x7A41 + k, v as u64);
+    let axis = |k: u64| {
+        let y = 2.0 * u(k) - 1.0;
+        let r = (1.0 - y * y).max(0.0).sqrt();
+        let phi = std::f32::consts::TAU * u(k + 1);
+        Vec3::new(r * phi.cos(), y, r * phi.sin())
+    };
+    let lobes: Vec<(Vec3, f32)> = (0..4)
+        .map(|i| (axis(10 * i), (u(10 * i + 2) - 0.5) * SHAPE_MAX))
+        .collect();
+    let turn = glam::Quat::from_axis_angle(axis(50), u(52) * std::f32::consts::TAU);
+    let turned = SphereMesh {
+        dirs: sphere.dirs.iter().map(|&d| turn * d).collect(),
+        uv: sphere
+            .dirs
+            .iter()
+            .map(|&d| {
+                let (a, b) = uv_of(turn * d);
+                glam::Vec2::new(a, b)
+            })
+            .collect(),
+        stacks: 0,
+        slices: 0,
+        indices: sphere.indices.clone(),
+    };
+    let offsets = vertex_offsets(&turned, disp);
+    let positions = sphere
+        .dirs
+        .iter()
+        .zip(&offsets)
+        .map(|(&d, &off)| {
+            let shape: f32 = lobes
+                .iter()
+                .map(|&(l, a)| a * ((d.dot(l) + 1.0) * 0.5).powi(3))
+                .sum();
+            d * (1.0 + shape + off)
+        })
+        .collect();
+    finish(positions, sphere, false)
+}
+
 /// A copy of an object-space mesh placed in the world; normals follow the
 /// inverse transpose of the placement.
 pub fn place_mesh(mesh: &TriangleMesh, place: &Placement) -> TriangleMesh {

@@ -47,6 +47,14 @@ fn random_axis(a: f32, b: f32) -> Vec3 {
     Vec3::new(r * phi.cos(), y, r * phi.sin())
 }
 
+/// The variant rock `k` of a scatter with `seed` takes, of `variants`.
+pub fn variant_of(seed: u64, k: usize, variants: u32) -> usize {
+    if variants <= 1 {
+        return 0;
+    }
+    (crate::hash::hash3(seed, 0x7A40, k as u64) % variants as u64) as usize
+}
+
 /// The placements of the scattered rocks, in order.
 pub fn scatter(p: &ScatterParams, terrain: &TerrainGrid) -> Vec<Placement> {
     let mut placed: Vec<(Placement, f32)> = Vec::with_capacity(p.count as usize);

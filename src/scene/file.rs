@@ -844,26 +844,38 @@ pub struct ScatterFile {
     /// the terrain's size.
     #[serde(default)]
     pub area: Option<[f64; 2]>,
-    /// Latitude bands of the shared mesh, 2..=1024. Default 16.
-    #[serde(default = "default_scatter_stacks")]
-    pub stacks: u32,
-    /// Longitude segments of the shared mesh, 3..=2048. Default 32.
-    #[serde(default = "default_scatter_slices")]
-    pub slices: u32,
-    /// `uv` (a UV sphere of `stacks` × `slices`, the default) or
-    /// `icosphere` (a subdivided icosahedron: no poles, triangles of
-    /// nearly one size).
+    /// Latitude bands of a UV sphere, 2..=1024. Default 16. Giving
+    /// `stacks` or `slices` (without `tessellation`) asks for a UV sphere.
     #[serde(default)]
-    pub tessellation: TessellationFile,
-    /// Icosphere subdivisions, 0..=7 (20 · 4^n triangles). Default 4.
-    #[serde(default = "default_subdivisions")]
+    pub stacks: Option<u32>,
+    /// Longitude segments of a UV sphere, 3..=2048. Default 32.
+    #[serde(default)]
+    pub slices: Option<u32>,
+    /// `icosphere` (the default: no poles, triangles of nearly one size)
+    /// or `uv` (the default where `stacks` or `slices` is given).
+    #[serde(default)]
+    pub tessellation: Option<TessellationFile>,
+    /// Icosphere subdivisions, 0..=7 (20 · 4^n triangles). Default 3.
+    #[serde(default = "default_scatter_subdivisions")]
     pub subdivisions: u32,
+    /// Differently shaped rock meshes, 1..=64, each instanced many times:
+    /// its own low-frequency shape and its own turn of the displacement.
+    /// Which one a rock takes is a hash of its index. Default 8.
+    #[serde(default = "default_variants")]
+    pub variants: u32,
     /// Displacement of the shared mesh (`scale` as a fraction of the radius).
     #[serde(default)]
     pub displacement: Option<DisplacementFile>,
     /// Surface colour of every scattered rock.
     #[serde(default)]
     pub material: RockMaterialFile,
+}
+
+fn default_scatter_subdivisions() -> u32 {
+    3
+}
+fn default_variants() -> u32 {
+    8
 }
 
 fn default_count() -> u32 {
@@ -877,10 +889,4 @@ fn default_squash() -> [f64; 2] {
 }
 fn default_true() -> bool {
     true
-}
-fn default_scatter_stacks() -> u32 {
-    16
-}
-fn default_scatter_slices() -> u32 {
-    32
 }

@@ -177,8 +177,10 @@ pub enum RockMaterial {
 pub struct ScatterSpec {
     /// Placement parameters.
     pub params: ScatterParams,
-    /// How the shared mesh's sphere is cut into triangles.
+    /// How the shared meshes' sphere is cut into triangles.
     pub tessellation: Tessellation,
+    /// Differently shaped meshes the rocks are instances of.
+    pub variants: u32,
     /// Displacement (fraction of the radius).
     pub displacement: Option<Displacement>,
     /// Colour.
@@ -196,7 +198,7 @@ fn rock_triangles(scene: &Scene) -> (u64, u64) {
         .sum();
     let (shared, instances) = scene.scatter.as_ref().map_or((0, 0), |s| {
         (
-            s.tessellation.triangle_count() as u64,
+            s.tessellation.triangle_count() as u64 * s.variants as u64,
             s.params.count as u64,
         )
     });

@@ -1114,13 +1114,31 @@ fn validate_scatter(
         ],
         None => terrain.size,
     };
-    let tessellation = tessellation(p, s.tessellation, (s.stacks, s.slices), s.subdivisions)?;
+    let kind = s
+        .tessellation
+        .unwrap_or(if s.stacks.is_some() || s.slices.is_some() {
+            TessellationFile::Uv
+        } else {
+            TessellationFile::Icosphere
+        });
+    let tessellation = tessellation(
+        p,
+        kind,
+        (s.stacks.unwrap_or(16), s.slices.unwrap_or(32)),
+        s.subdivisions,
+    )?;
+    let variants = self::count(&format!("{p}.variants"), s.variants, 1, 64)?;
     let displacement = s
         .displacement
         .as_ref()
         .map(|d| validate_displacement(&format!("{p}.displacement"), d, textures))
         .transpose()?;
-    let margin = displacement.as_ref().map_or(0.0, Displacement::max_outward);
+    let shape = if variants > 1 {
+        crate::rock::SHAPE_MAX
+    } else {
+        0.0
+    };
+    let margin = displacement.as_ref().map_or(0.0, Displacement::max_outward) + shape;
     Ok(ScatterSpec {
         params: ScatterParams {
             count,
@@ -1133,6 +1151,7 @@ fn validate_scatter(
             margin,
         },
         tessellation,
+        variants,
         displacement,
         material: validate_rock_material(&format!("{p}.material"), &s.material, textures)?,
     })
