@@ -175,41 +175,9 @@ pub fn heightmap_grid(path: &Path, extent: f32, height: f32) -> Result<TerrainGr
 
 /// Reads a Wavefront OBJ (all its models, triangulated).
 pub fn obj_mesh(path: &Path) -> Result<TriangleMesh> {
-    let opts = tobj::LoadOptions {
-        triangulate: true,
-        single_index: true,
-        ..Default::default()
-    };
-    let (models, _) = tobj::load_obj(path, &opts)
-        .map_err(|e| Error::Usage(format!("cannot read {}: {e}", path.display())))?;
-    let mut mesh = TriangleMesh::default();
-    for m in models {
-        let base = mesh.positions.len() as u32;
-        mesh.positions.extend(
-            m.mesh
-                .positions
-                .chunks_exact(3)
-                .map(|p| Vec3::new(p[0], p[1], p[2])),
-        );
-        mesh.indices.extend(
-            m.mesh
-                .indices
-                .chunks_exact(3)
-                .map(|t| [t[0] + base, t[1] + base, t[2] + base]),
-        );
-    }
-    if mesh.indices.is_empty() {
-        return Err(Error::Usage(format!(
-            "{} has no triangles (scree bench --obj reads Wavefront OBJ faces)",
-            path.display()
-        )));
-    }
-    if let Some(p) = mesh.positions.iter().find(|p| !p.is_finite()) {
-        return Err(Error::Usage(format!(
-            "{}: a vertex is not finite ({p})",
-            path.display()
-        )));
-    }
+    let mut mesh = TriangleMesh::read_obj(path).map_err(Error::Usage)?;
+    // The peers trace the triangles; normals play no part.
+    mesh.normals.clear();
     Ok(mesh)
 }
 

@@ -25,6 +25,7 @@ pub mod job;
 pub mod mesh;
 pub mod output;
 pub mod overlay;
+pub mod population;
 pub mod preview;
 pub mod ray;
 pub mod render;

@@ -14,6 +14,61 @@ pub struct TriangleMesh {
 }
 
 impl TriangleMesh {
+    /// Reads a Wavefront OBJ (all its models, triangulated) with `tobj`:
+    /// positions, and the file's normals where it gives one for every
+    /// vertex (else none). An error names the file.
+    pub fn read_obj(path: &std::path::Path) -> Result<TriangleMesh, String> {
+        let opts = tobj::LoadOptions {
+            triangulate: true,
+            single_index: true,
+            ..Default::default()
+        };
+        let (models, _) = tobj::load_obj(path, &opts)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let mut mesh = TriangleMesh::default();
+        let mut normals = Vec::new();
+        let mut all_normals = true;
+        for m in models {
+            let base = mesh.positions.len() as u32;
+            let count = m.mesh.positions.len() / 3;
+            mesh.positions.extend(
+                m.mesh
+                    .positions
+                    .chunks_exact(3)
+                    .map(|p| Vec3::new(p[0], p[1], p[2])),
+            );
+            if m.mesh.normals.len() == 3 * count {
+                normals.extend(
+                    m.mesh
+                        .normals
+                        .chunks_exact(3)
+                        .map(|n| Vec3::new(n[0], n[1], n[2])),
+                );
+            } else {
+                all_normals = false;
+            }
+            mesh.indices.extend(
+                m.mesh
+                    .indices
+                    .chunks_exact(3)
+                    .map(|t| [t[0] + base, t[1] + base, t[2] + base]),
+            );
+        }
+        if mesh.indices.is_empty() {
+            return Err(format!(
+                "{} has no triangles (Wavefront OBJ faces)",
+                path.display()
+            ));
+        }
+        if let Some(p) = mesh.positions.iter().find(|p| !p.is_finite()) {
+            return Err(format!("{}: a vertex is not finite ({p})", path.display()));
+        }
+        if all_normals && normals.iter().all(|n| n.is_finite() && n.length() > 0.0) {
+            mesh.normals = normals.into_iter().map(Vec3::normalize).collect();
+        }
+        Ok(mesh)
+    }
+
     /// Per-vertex normals: the sum of the unnormalised face normals around
     /// each vertex (so larger faces weigh more), normalised.
     pub fn area_weighted_normals(&self) -> Vec<Vec3> {

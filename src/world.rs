@@ -76,6 +76,8 @@ pub struct World {
     /// The terrain's height under the camera's eye, where the eye is over
     /// the terrain (None beyond its edges).
     pub ground_under_camera: Option<f32>,
+    /// Instances of the scene's populations.
+    pub population_count: usize,
     /// Triangles rendered (an instance counts its mesh's triangles).
     triangles: usize,
     /// Terrain and rocks under one top level.
@@ -209,6 +211,7 @@ impl Builder {
             analytic,
             rock_count,
             ground_under_camera: None,
+            population_count: 0,
             triangles: self.triangles,
             accel,
             generate_time: generate_time.saturating_sub(self.accel_time),
@@ -278,6 +281,11 @@ impl World {
             .scatter
             .as_ref()
             .map_or(Vec::new(), |s| scatter::scatter(&s.params, &grid));
+        let populated: Vec<Vec<Affine3A>> = scene
+            .populations
+            .iter()
+            .map(|p| crate::population::place(p, &grid))
+            .collect();
         if options.terrain_grid {
             let im = &scene.image;
             let pixels = options
@@ -371,8 +379,26 @@ impl World {
                 }
             }
         }
+        // Populations: one mesh each, an instance per place.
+        let mut population_count = 0;
+        for (p, places) in scene.populations.iter().zip(&populated) {
+            population_count += places.len();
+            let material = b.material(Material::Albedo(p.color), true);
+            let shared = options.instancing.then(|| b.mesh(p.mesh.as_ref().clone()));
+            for &place in places {
+                match shared {
+                    Some(mesh) => b.place(mesh, Some(place), material),
+                    None => {
+                        let copy = rock::place_affine(&p.mesh, place);
+                        let mesh = b.mesh(copy);
+                        b.place(mesh, None, material);
+                    }
+                }
+            }
+        }
         let generate_time = t0.elapsed();
         let mut world = b.finish(terrain_normals, analytic, rock_count, generate_time);
+        world.population_count = population_count;
         world.ground_under_camera = ground_under_camera;
         world
     }

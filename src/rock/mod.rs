@@ -261,7 +261,12 @@ pub fn variant_mesh(
 /// A copy of an object-space mesh placed in the world; normals follow the
 /// inverse transpose of the placement.
 pub fn place_mesh(mesh: &TriangleMesh, place: &Placement) -> TriangleMesh {
-    let m = place.world_from_object();
+    place_affine(mesh, place.world_from_object())
+}
+
+/// A copy of an object-space mesh carried by `m`; normals follow its
+/// inverse transpose.
+pub fn place_affine(mesh: &TriangleMesh, m: Affine3A) -> TriangleMesh {
     let normal_matrix = m.matrix3.inverse().transpose();
     TriangleMesh {
         positions: mesh

@@ -261,6 +261,8 @@ fn scattered_rocks_rest_on_the_terrain_and_do_not_overlap() {
         area: [50.0, 50.0],
         seed: 9,
         margin: 0.1,
+        height: [0.0, 1.0],
+        slope: [0.0, 90.0],
     };
     let rocks = scatter::scatter(&p, &grid);
     assert!(rocks.len() > 100, "{} placed", rocks.len());
@@ -500,4 +502,31 @@ fn solid_stones_have_mortar_tops_and_no_pole() {
         radii.iter().copied().fold(0.0, f32::max) - radii.iter().copied().fold(9.0, f32::min)
             > 0.15
     );
+}
+
+/// Masks: rocks lie only where the ground's height and slope allow.
+#[test]
+fn scattered_rocks_keep_to_their_masks() {
+    let grid = crate::terrain::TerrainGrid::diamond_square(65, 65, 10.0, 4, [40.0, 40.0]);
+    let (lo, hi) = grid.heights.range();
+    let p = scatter::ScatterParams {
+        count: 200,
+        radius: [0.2, 0.4],
+        squash: [0.6, 0.9],
+        sink: 0.3,
+        avoid_overlap: false,
+        area: [40.0, 40.0],
+        seed: 2,
+        margin: 0.0,
+        height: [0.0, 0.4],
+        slope: [20.0, 90.0],
+    };
+    let rocks = scatter::scatter(&p, &grid);
+    assert!(rocks.len() > 20, "{}", rocks.len());
+    for r in &rocks {
+        let (x, z) = (r.center.x, r.center.z);
+        let fraction = (grid.height_at(x, z) - lo) / (hi - lo);
+        let slope = grid.normal_at(x, z).y.acos().to_degrees();
+        assert!(fraction <= 0.4 && slope >= 20.0, "{fraction} {slope}");
+    }
 }

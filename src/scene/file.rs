@@ -57,6 +57,80 @@ pub struct SceneFile {
     /// Motion: frames, and keyframes for the camera and the sun.
     #[serde(default)]
     pub animation: Option<AnimationFile>,
+    /// Many instances of any mesh (bushes, trees, debris), placed where
+    /// the ground allows them.
+    #[serde(default)]
+    pub populations: Vec<PopulationFile>,
+}
+
+/// One population: an OBJ mesh placed `count` times over the terrain.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PopulationFile {
+    /// Wavefront OBJ, relative to the scene file's folder: y up, its origin
+    /// the point that stands on the ground. Triangulated on reading;
+    /// normals from the file, or recomputed. Required.
+    pub mesh: String,
+    /// Instances wanted, 0..=1000000 (fewer where the masks leave little
+    /// ground). Default 1000.
+    #[serde(default = "default_population_count")]
+    pub count: u32,
+    /// Scale range [min, max], 0 < min <= max <= 1000. Default [1, 1].
+    #[serde(default = "default_population_scale")]
+    pub scale: [f64; 2],
+    /// 0 stands upright, 1 perpendicular to the ground, 0..=1. Default 0.
+    #[serde(default)]
+    pub align_to_ground: f64,
+    /// Where instances may stand.
+    #[serde(default, rename = "where")]
+    pub where_: WhereFile,
+    /// Seed of the placement. Default 0.
+    #[serde(default)]
+    pub seed: u64,
+    /// Surface colour (`albedo` only). Default a green [0.12, 0.2, 0.07].
+    #[serde(default = "default_population_material")]
+    pub material: RockMaterialFile,
+}
+
+/// `where`: the masks of a population, the same measures as the terrain's
+/// height bands and steep faces.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WhereFile {
+    /// Heights allowed, fractions of the terrain's relief (0 its lowest
+    /// point, 1 its highest). Default [0, 1].
+    #[serde(default = "default_where_height")]
+    pub height: [f64; 2],
+    /// Slopes allowed, degrees from horizontal. Default [0, 90].
+    #[serde(default = "default_where_slope")]
+    pub slope: [f64; 2],
+}
+
+impl Default for WhereFile {
+    fn default() -> Self {
+        WhereFile {
+            height: default_where_height(),
+            slope: default_where_slope(),
+        }
+    }
+}
+
+fn default_population_count() -> u32 {
+    1000
+}
+fn default_population_scale() -> [f64; 2] {
+    [1.0, 1.0]
+}
+fn default_population_material() -> RockMaterialFile {
+    RockMaterialFile::Albedo {
+        color: [0.12, 0.2, 0.07],
+    }
+}
+fn default_where_height() -> [f64; 2] {
+    [0.0, 1.0]
+}
+fn default_where_slope() -> [f64; 2] {
+    [0.0, 90.0]
 }
 
 /// `animation`: a sequence of frames. The terrain and rocks are built
@@ -858,6 +932,10 @@ pub struct ScatterFile {
     /// Icosphere subdivisions, 0..=7 (20 · 4^n triangles). Default 3.
     #[serde(default = "default_scatter_subdivisions")]
     pub subdivisions: u32,
+    /// Where rocks may lie: heights (fractions of the terrain's relief) and
+    /// slopes (degrees), as for populations. Default anywhere.
+    #[serde(default, rename = "where")]
+    pub where_: WhereFile,
     /// Differently shaped rock meshes, 1..=64, each instanced many times:
     /// its own low-frequency shape and its own turn of the displacement.
     /// Which one a rock takes is a hash of its index. Default 8.

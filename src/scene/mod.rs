@@ -58,6 +58,8 @@ pub struct Scene {
     pub seed: u64,
     /// Motion, if the scene is a sequence.
     pub animation: Option<crate::animation::Animation>,
+    /// Instances of meshes placed over the terrain.
+    pub populations: Vec<crate::population::Population>,
     /// The sun and sky as the file gave them, for frames that move the
     /// sun ([`Scene::posed`]).
     pub(crate) raw_sun: file::SunFile,
@@ -202,7 +204,13 @@ fn rock_triangles(scene: &Scene) -> (u64, u64) {
             s.params.count as u64,
         )
     });
-    (listed + shared, instances)
+    let populations: u64 = scene
+        .populations
+        .iter()
+        .map(|p| p.mesh.indices.len() as u64)
+        .sum();
+    let placed: u64 = scene.populations.iter().map(|p| p.count as u64).sum();
+    (listed + shared + populations, instances + placed)
 }
 
 impl Scene {

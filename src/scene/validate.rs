@@ -436,10 +436,17 @@ pub fn validate(raw: &SceneFile, dir: &Path) -> Check<Scene> {
         .as_ref()
         .map(|a| validate_animation(a, &camera))
         .transpose()?;
+    let populations = raw
+        .populations
+        .iter()
+        .enumerate()
+        .map(|(k, p)| validate_population(&format!("populations[{k}]"), p, dir))
+        .collect::<Check<Vec<_>>>()?;
     Ok(Scene {
         image,
         seed: raw.seed,
         animation,
+        populations,
         raw_sun: raw.sun.clone(),
         raw_sky: raw.sky.clone(),
         camera,
@@ -896,6 +903,72 @@ fn validate_animation(f: &AnimationFile, camera: &CameraSettings) -> Check<Anima
     })
 }
 
+/// Checks a population and reads its mesh (normals recomputed where the
+/// file gives none).
+fn validate_population(
+    path: &str,
+    p: &PopulationFile,
+    dir: &Path,
+) -> Check<crate::population::Population> {
+    let count = count(&format!("{path}.count"), p.count, 0, 1_000_000)?;
+    let s0 = above(&format!("{path}.scale[0]"), p.scale[0], 0.0, 1e3)?;
+    let s1 = within(&format!("{path}.scale[1]"), p.scale[1], s0, 1e3)?;
+    let align = within(
+        &format!("{path}.align_to_ground"),
+        p.align_to_ground,
+        0.0,
+        1.0,
+    )?;
+    let h0 = within(
+        &format!("{path}.where.height[0]"),
+        p.where_.height[0],
+        0.0,
+        1.0,
+    )?;
+    let h1 = within(
+        &format!("{path}.where.height[1]"),
+        p.where_.height[1],
+        h0,
+        1.0,
+    )?;
+    let a0 = within(
+        &format!("{path}.where.slope[0]"),
+        p.where_.slope[0],
+        0.0,
+        90.0,
+    )?;
+    let a1 = within(
+        &format!("{path}.where.slope[1]"),
+        p.where_.slope[1],
+        a0,
+        90.0,
+    )?;
+    let color = match p.material {
+        RockMaterialFile::Albedo { color: c } => color(&format!("{path}.material.color"), c, 1.0)?,
+        RockMaterialFile::Texture { .. } => {
+            return Err(Invalid::new(
+                format!("{path}.material"),
+                "a population takes an `albedo` material (a texture needs the rocks' (u, v))",
+            ))
+        }
+    };
+    let mut mesh = crate::mesh::TriangleMesh::read_obj(&dir.join(&p.mesh))
+        .map_err(|e| Invalid::new(format!("{path}.mesh"), e))?;
+    if mesh.normals.is_empty() {
+        mesh.normals = mesh.area_weighted_normals();
+    }
+    Ok(crate::population::Population {
+        mesh: Arc::new(mesh),
+        count,
+        scale: [s0 as f32, s1 as f32],
+        align_to_ground: align as f32,
+        height: [h0 as f32, h1 as f32],
+        slope: [a0 as f32, a1 as f32],
+        seed: p.seed,
+        color,
+    })
+}
+
 /// The sun and sky of `f` and `sky` (the sky's physical models follow the
 /// sun), checked.
 pub(crate) fn validate_sun_and_sky(f: &SunFile, sky: &SkyFile) -> Check<(Sun, Sky)> {
@@ -1149,6 +1222,29 @@ fn validate_scatter(
             area,
             seed: s.seed,
             margin,
+            height: [
+                within(
+                    &format!("{p}.where.height[0]"),
+                    s.where_.height[0],
+                    0.0,
+                    1.0,
+                )? as f32,
+                within(
+                    &format!("{p}.where.height[1]"),
+                    s.where_.height[1],
+                    s.where_.height[0],
+                    1.0,
+                )? as f32,
+            ],
+            slope: [
+                within(&format!("{p}.where.slope[0]"), s.where_.slope[0], 0.0, 90.0)? as f32,
+                within(
+                    &format!("{p}.where.slope[1]"),
+                    s.where_.slope[1],
+                    s.where_.slope[0],
+                    90.0,
+                )? as f32,
+            ],
         },
         tessellation,
         variants,

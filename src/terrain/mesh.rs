@@ -52,6 +52,17 @@ impl TerrainGrid {
         }
     }
 
+    /// The terrain's unit normal at world (x, z): from central differences
+    /// of [`TerrainGrid::height_at`] a quarter cell apart.
+    pub fn normal_at(&self, x: f32, z: f32) -> Vec3 {
+        let (w, h) = (self.heights.width as f32, self.heights.height as f32);
+        let dx = self.size[0] / (w - 1.0) * 0.25;
+        let dz = self.size[1] / (h - 1.0) * 0.25;
+        let hx = self.height_at(x + dx, z) - self.height_at(x - dx, z);
+        let hz = self.height_at(x, z + dz) - self.height_at(x, z - dz);
+        Vec3::new(-hx / (2.0 * dx), 1.0, -hz / (2.0 * dz)).normalize()
+    }
+
     /// A diamond-square terrain of `width` × `height` samples, `top` high,
     /// over `size`: the fixture of the acceleration tests.
     #[cfg(test)]

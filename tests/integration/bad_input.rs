@@ -245,3 +245,15 @@ fn a_camera_under_the_terrain_is_warned_about() {
     assert!(out.status.success());
     assert_eq!(String::from_utf8_lossy(&out.stderr), "");
 }
+
+#[test]
+fn a_population_whose_mesh_cannot_be_read_is_named() {
+    rejects(
+        &format!("{{\n  {CAMERA},\n  \"populations\": [{{ \"mesh\": \"missing.obj\" }}]\n}}"),
+        &["at populations[0].mesh", "missing.obj"],
+    );
+    rejects(
+        &format!("{{\n  {CAMERA},\n  \"populations\": [{{ \"mesh\": \"b.obj\", \"where\": {{ \"slope\": [30, 10] }} }}]\n}}"),
+        &["at populations[0].where.slope[1]", "must be between 30 and 90, got 10"],
+    );
+}

@@ -1,0 +1,141 @@
+//! Populations: many instances of any mesh (bushes, trees, debris) placed
+//! over the terrain by a deterministic scatter, where the ground allows
+//! them: a range of heights (a fraction of the terrain's relief) and of
+//! slopes (degrees). Each instance is a random yaw, a scale within a range
+//! and a tilt toward the ground's normal (`align_to_ground`: 0 upright,
+//! 1 perpendicular to the slope), its origin on the ground.
+
+use std::sync::Arc;
+
+use glam::{Affine3A, Quat, Vec3};
+
+use crate::hash::unit_f32;
+use crate::mesh::TriangleMesh;
+use crate::terrain::TerrainGrid;
+
+/// A checked population.
+#[derive(Debug, Clone)]
+pub struct Population {
+    /// The mesh, in its own space (y up, origin on the ground).
+    pub mesh: Arc<TriangleMesh>,
+    /// Instances wanted.
+    pub count: u32,
+    /// Scale range.
+    pub scale: [f32; 2],
+    /// 0 upright, 1 along the ground's normal.
+    pub align_to_ground: f32,
+    /// Heights allowed, fractions of the terrain's relief (0 lowest, 1 highest).
+    pub height: [f32; 2],
+    /// Slopes allowed, degrees from horizontal.
+    pub slope: [f32; 2],
+    /// Seed of the placement.
+    pub seed: u64,
+    /// Linear RGB albedo.
+    pub color: Vec3,
+}
+
+/// Tries a place gets before it is given up (where the masks leave little
+/// ground, fewer instances than `count` are placed).
+const ATTEMPTS: u64 = 16;
+
+/// The placements of `p` over `grid`, in order: each instance's
+/// object-to-world transform. A pure function of the population and the
+/// terrain.
+pub fn place(p: &Population, grid: &TerrainGrid) -> Vec<Affine3A> {
+    let (lo, hi) = grid.heights.range();
+    let relief = (hi - lo).max(1e-6);
+    let mut out = Vec::with_capacity(p.count as usize);
+    for i in 0..p.count as u64 {
+        for attempt in 0..ATTEMPTS {
+            let index = i * ATTEMPTS + attempt;
+            let u = |k: u64| unit_f32(p.seed, 0x9090 + k, index);
+            let x = (u(0) - 0.5) * grid.size[0];
+            let z = (u(1) - 0.5) * grid.size[1];
+            let y = grid.height_at(x, z);
+            let n = grid.normal_at(x, z);
+            let slope = n.y.clamp(-1.0, 1.0).acos().to_degrees();
+            let height = (y - lo) / relief;
+            let inside = |v: f32, [a, b]: [f32; 2]| v >= a && v <= b;
+            if !inside(height, p.height) || !inside(slope, p.slope) {
+                continue;
+            }
+            let scale = p.scale[0] + (p.scale[1] - p.scale[0]) * u(2);
+            let up = Vec3::Y.lerp(n, p.align_to_ground).normalize();
+            let tilt = Quat::from_rotation_arc(Vec3::Y, up);
+            let yaw = Quat::from_rotation_y(u(3) * std::f32::consts::TAU);
+            out.push(Affine3A::from_scale_rotation_translation(
+                Vec3::splat(scale),
+                tilt * yaw,
+                Vec3::new(x, y, z),
+            ));
+            break;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn grid() -> TerrainGrid {
+        TerrainGrid::diamond_square(65, 65, 10.0, 4, [40.0, 40.0])
+    }
+
+    fn bush(height: [f32; 2], slope: [f32; 2], align: f32) -> Population {
+        Population {
+            mesh: Arc::new(TriangleMesh::default()),
+            count: 300,
+            scale: [0.5, 1.5],
+            align_to_ground: align,
+            height,
+            slope,
+            seed: 4,
+            color: Vec3::ONE,
+        }
+    }
+
+    /// Every instance stands on the ground, within the masks and the
+    /// scale range; the same population gives the same places.
+    #[test]
+    fn instances_stand_where_the_masks_allow() {
+        let g = grid();
+        let (lo, hi) = g.heights.range();
+        let p = bush([0.2, 0.6], [0.0, 25.0], 0.0);
+        let places = place(&p, &g);
+        assert!(places.len() > 50, "{}", places.len());
+        for t in &places {
+            let at = t.translation;
+            assert!((g.height_at(at.x, at.z) - at.y).abs() < 1e-4);
+            let height = (at.y - lo) / (hi - lo);
+            assert!((0.2..=0.6).contains(&height), "{height}");
+            let slope = g.normal_at(at.x, at.z).y.acos().to_degrees();
+            assert!(slope <= 25.0, "{slope}");
+            let scale = t.matrix3.x_axis.length();
+            assert!((0.5..=1.5).contains(&scale), "{scale}");
+            // Upright: the object's up is the world's.
+            let up = (t.matrix3 * glam::Vec3A::Y).normalize();
+            assert!(up.y > 0.9999, "{up}");
+        }
+        assert_eq!(place(&p, &g), places);
+    }
+
+    /// Aligned to the ground, an instance's up is the ground's normal.
+    #[test]
+    fn aligned_instances_follow_the_slope() {
+        let g = grid();
+        let places = place(&bush([0.0, 1.0], [10.0, 90.0], 1.0), &g);
+        assert!(!places.is_empty());
+        for t in &places {
+            let up = Vec3::from((t.matrix3 * glam::Vec3A::Y).normalize());
+            let n = g.normal_at(t.translation.x, t.translation.z);
+            assert!(up.dot(n) > 0.9999, "{up} against {n}");
+        }
+    }
+
+    /// A mask no ground meets places nothing.
+    #[test]
+    fn impossible_masks_place_nothing() {
+        assert!(place(&bush([0.0, 1.0], [89.0, 90.0], 0.0), &grid()).is_empty());
+    }
+}
