@@ -95,33 +95,16 @@ pub fn compare(args: CompareArgs) -> Result<ExitCode> {
     let grids = pool.install(|| -> Result<Vec<image::RgbaImage>> {
         let world = World::build(&scene);
         progress.set_message("tracing");
+        let grid = |s: &scene::Scene| {
+            compare::compare(s, &world, &projections, layout, overlay, &progress, &CANCEL)
+        };
         if frames.is_empty() {
-            let grid = compare::compare(
-                &scene,
-                &world,
-                &projections,
-                layout,
-                overlay,
-                &progress,
-                &CANCEL,
-            )?;
-            return Ok(vec![grid]);
+            return Ok(vec![grid(&scene)?]);
         }
+        // The camera moves; each cell keeps its projection.
         frames
             .iter()
-            .map(|&k| {
-                let posed = job::frame_scene(&scene, &world, k)?;
-                // The camera moves; each cell keeps its projection.
-                compare::compare(
-                    &posed,
-                    &world,
-                    &projections,
-                    layout,
-                    overlay,
-                    &progress,
-                    &CANCEL,
-                )
-            })
+            .map(|&k| grid(&job::frame_scene(&scene, &world, k)?))
             .collect()
     })?;
     progress.finish_and_clear();

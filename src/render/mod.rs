@@ -434,18 +434,24 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_sane_scene_has_no_bad_samples() {
-        let scene = small_scene();
-        let world = World::build(&scene);
-        let (_, stats) = render(
-            &scene,
+    /// The whole frame of `scene`, its world built for it.
+    fn rendered(scene: &Scene) -> (Framebuffer, RenderStats) {
+        let world = World::build(scene);
+        let camera = scene.camera();
+        render(
+            scene,
             &world,
-            &scene.camera(),
+            &camera,
             &ProgressBar::hidden(),
             &AtomicBool::new(false),
         )
-        .unwrap();
+        .unwrap()
+    }
+
+    #[test]
+    fn a_sane_scene_has_no_bad_samples() {
+        let scene = small_scene();
+        let (_, stats) = rendered(&scene);
         assert_eq!((stats.bad_samples, stats.first_bad_pixel), (0, None));
     }
 
@@ -603,15 +609,7 @@ mod tests {
             "terrain": {"size": [1, 1], "resolution": [2, 2], "height": 0}
         }"#;
         let scene = crate::scene::parse(src, "flat.json", std::path::Path::new(".")).unwrap();
-        let world = World::build(&scene);
-        let (fb, stats) = render(
-            &scene,
-            &world,
-            &scene.camera(),
-            &ProgressBar::hidden(),
-            &AtomicBool::new(false),
-        )
-        .unwrap();
+        let (fb, stats) = rendered(&scene);
         assert!(
             stats.shadow_rays > 0,
             "the rays straight down hit the terrain"
