@@ -240,10 +240,22 @@ pub fn terrain(args: TerrainArgs) -> Result<ExitCode> {
     }
     if let Some(o) = &args.rocks_obj {
         let world = scree::world::World::build_on(&scene, grid);
-        let rocks = world.rock_meshes();
-        output::write_bytes(scree::rock::export::obj(&rocks).as_bytes(), o)?;
+        let rocks = world.rock_exports();
+        // The materials beside the OBJ: rocks.obj, rocks.mtl.
+        let mtl = o.with_extension("mtl");
+        let mtl_name = mtl
+            .file_name()
+            .map_or("rocks.mtl".into(), |n| n.to_string_lossy());
+        let folder = o
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let (obj_text, mtl_text) =
+            scree::rock::export::obj_with_materials(&rocks, &mtl_name, folder);
+        output::write_bytes(mtl_text.as_bytes(), &mtl)?;
+        output::write_bytes(obj_text.as_bytes(), o)?;
         if !args.quiet {
-            let triangles: usize = rocks.iter().map(|m| m.indices.len()).sum();
+            let triangles: usize = rocks.iter().map(|r| r.mesh.indices.len()).sum();
             let left_out = world.analytic.len();
             say!(
                 "{} rocks exported, {triangles} triangles{}",

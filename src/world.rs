@@ -61,6 +61,8 @@ pub struct World {
     /// Per object: normal matrix (inverse transpose of the placement) of
     /// instances.
     normal_matrix: Vec<Option<Mat3A>>,
+    /// Per object, for rocks: the map into the rock's unit-sphere space.
+    rock_space: Vec<Option<Affine3A>>,
     /// Material of each object.
     object_material: Vec<u16>,
     /// The materials indexed by `object_material`.
@@ -110,6 +112,10 @@ pub struct SurfaceHit {
 #[derive(Default)]
 struct Builder {
     objects: Vec<Object>,
+    /// Per object, where it is a rock: world (or, for an instance, its
+    /// mesh's) space to the rock's unit-sphere space, for the texture
+    /// coordinates of the export.
+    rock_space: Vec<Option<Affine3A>>,
     meshes: Vec<TriangleMesh>,
     normal_matrix: Vec<Option<Mat3A>>,
     object_material: Vec<u16>,
@@ -141,6 +147,7 @@ impl Builder {
         self.normal_matrix
             .push(transform.map(|t| t.object_from_world.matrix3.transpose()));
         self.objects.push(Object::Mesh { mesh, transform });
+        self.rock_space.push(None);
         self.object_material.push(material);
     }
 
@@ -164,6 +171,7 @@ impl Builder {
             field.set_eye_where_it_pays(eye, &directions, rays);
         }
         self.objects.push(Object::Terrain(Box::new(field)));
+        self.rock_space.push(None);
         self.accel_time += t0.elapsed();
         self.normal_matrix.push(None);
         self.object_material.push(material);
@@ -204,6 +212,7 @@ impl Builder {
             terrain_normals,
             meshes: self.meshes,
             normal_matrix: self.normal_matrix,
+            rock_space: self.rock_space,
             object_material: self.object_material,
             materials: self.materials,
             smooth: self.smooth,
@@ -339,6 +348,7 @@ impl World {
                         r.flat,
                     ));
                     b.place(mesh, None, material);
+                    b.rock_space[b.objects.len() - 1] = Some(place.world_from_object().inverse());
                 }
             }
         }
@@ -377,6 +387,13 @@ impl World {
                         b.place(mesh, None, material);
                     }
                 }
+                // An instance's mesh is in the rock's own space already.
+                let space = if instanced.is_some() {
+                    Affine3A::IDENTITY
+                } else {
+                    place.world_from_object().inverse()
+                };
+                b.rock_space[b.objects.len() - 1] = Some(space);
             }
         }
         // Populations: one mesh each, an instance per place.
@@ -408,24 +425,53 @@ impl World {
     /// have no triangles, are left out. An instance's mesh is its shared
     /// mesh carried by its placement.
     pub fn rock_meshes(&self) -> Vec<TriangleMesh> {
+        self.rock_exports().into_iter().map(|r| r.mesh).collect()
+    }
+
+    /// The tessellated rocks as [`rock_meshes`](World::rock_meshes) gives
+    /// them, each with its texture coordinates (those the renderer looks
+    /// textures up by: [`rock::uv_of`] of the vertex's direction in the
+    /// rock's own space) and its look (colour, or texture file).
+    pub fn rock_exports(&self) -> Vec<rock::export::ExportRock> {
         self.accel
             .objects()
             .iter()
-            .zip(&self.normal_matrix)
-            .filter_map(|(object, normal_matrix)| match object {
-                Object::Terrain(_) => None,
-                Object::Mesh { mesh, transform } => {
-                    let mut placed = self.meshes[*mesh as usize].clone();
-                    if let (Some(t), Some(n)) = (transform, normal_matrix) {
-                        for p in &mut placed.positions {
-                            *p = t.world_from_object.transform_point3(*p);
-                        }
-                        for v in &mut placed.normals {
-                            *v = (*n * *v).normalize_or_zero();
-                        }
+            .enumerate()
+            .filter_map(|(k, object)| {
+                let space = self.rock_space[k]?;
+                let Object::Mesh { mesh, transform } = object else {
+                    return None;
+                };
+                let source = &self.meshes[*mesh as usize];
+                let uv = source
+                    .positions
+                    .iter()
+                    .map(|&p| {
+                        let (u, v) = rock::uv_of(space.transform_point3(p).normalize_or(Vec3::Y));
+                        glam::Vec2::new(u, v)
+                    })
+                    .collect();
+                let mut placed = source.clone();
+                if let (Some(t), Some(n)) = (transform, self.normal_matrix[k]) {
+                    for p in &mut placed.positions {
+                        *p = t.world_from_object.transform_point3(*p);
                     }
-                    Some(placed)
+                    for v in &mut placed.normals {
+                        *v = (n * *v).normalize_or_zero();
+                    }
                 }
+                let look = match &self.materials[self.object_material[k] as usize] {
+                    Material::RockTexture { texture, .. } => {
+                        rock::export::Look::Texture(self.textures[*texture as usize].source.clone())
+                    }
+                    Material::Albedo(c) => rock::export::Look::Albedo(*c),
+                    _ => rock::export::Look::Albedo(Vec3::splat(0.5)),
+                };
+                Some(rock::export::ExportRock {
+                    mesh: placed,
+                    uv,
+                    look,
+                })
             })
             .collect()
     }

@@ -55,6 +55,7 @@ fn ramp() -> Arc<Texture> {
         .map(|k| Vec3::splat(0.2 + 0.6 * ((k % w) as f32 + 0.5) / w as f32))
         .collect();
     Arc::new(Texture {
+        source: None,
         width: w,
         height: 4,
         texels,
@@ -109,6 +110,7 @@ fn seam_and_pole_vertices_are_shared_so_normals_are_continuous() {
         })
         .collect();
     let periodic = Arc::new(Texture {
+        source: None,
         width: w,
         height: 4,
         texels,

@@ -37,6 +37,8 @@ pub struct Texture {
     pub height: usize,
     /// Row-major RGB texels.
     pub texels: Vec<Vec3>,
+    /// The file it was read from, if any (for exports that name it).
+    pub source: Option<std::path::PathBuf>,
 }
 
 /// Largest image file scree reads as a texture or heightmap, bytes.
@@ -86,6 +88,7 @@ impl Texture {
             width: rgb.width() as usize,
             height: rgb.height() as usize,
             texels: rgb.pixels().map(|p| Vec3::from_array(p.0)).collect(),
+            source: Some(path.to_path_buf()),
         })
     }
 
@@ -131,6 +134,7 @@ mod tests {
     /// 2 × 2 gray texture: top row 0, 1; bottom row 2, 3 (in tenths).
     fn two_by_two() -> Texture {
         Texture {
+            source: None,
             width: 2,
             height: 2,
             texels: [0.0, 0.1, 0.2, 0.3]

@@ -120,6 +120,16 @@ fn exported_rock_field_is_a_bench_mesh() {
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["triangles"], triangles);
     assert!(report["hits"].as_u64().unwrap() > 20_000, "{report}");
+    // Texture coordinates and a material library come with it.
+    let obj = std::fs::read_to_string(dir.path().join("rocks.obj")).unwrap();
+    let mtl = std::fs::read_to_string(dir.path().join("rocks.mtl")).unwrap();
+    assert!(obj.contains("mtllib rocks.mtl\n") && obj.contains("\nusemtl rock_0\n"));
+    assert_eq!(
+        obj.matches("\nvt ").count() as u64,
+        3 * triangles,
+        "a vt per face corner"
+    );
+    assert!(mtl.contains("newmtl rock_0\nKd 0.35 0.33 0.3"), "{mtl}");
 }
 
 /// Bad input to `scree bench` is one clear error and exit code 2, before
