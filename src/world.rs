@@ -61,8 +61,12 @@ pub struct World {
     /// Per object: normal matrix (inverse transpose of the placement) of
     /// instances.
     normal_matrix: Vec<Option<Mat3A>>,
-    /// Per object, for rocks: the map into the rock's unit-sphere space.
-    rock_space: Vec<Option<Affine3A>>,
+    /// Per object, for rocks: the map into the rock's unit-sphere space
+    /// ([`RockSpace`], 4 bytes an object; the maps themselves in
+    /// `rock_frames`).
+    rock_space: Vec<RockSpace>,
+    /// The maps of [`RockSpace`] indices.
+    rock_frames: Vec<Affine3A>,
     /// Material of each object.
     object_material: Vec<u16>,
     /// The materials indexed by `object_material`.
@@ -107,6 +111,17 @@ pub struct SurfaceHit {
     pub face: u32,
 }
 
+/// Where an object is a rock, how to reach its own space: not a rock, an
+/// instance (its mesh is in the rock's space), or an index into the
+/// world's rock frames.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct RockSpace(u32);
+
+impl RockSpace {
+    const NONE: RockSpace = RockSpace(u32::MAX);
+    const INSTANCE: RockSpace = RockSpace(u32::MAX - 1);
+}
+
 /// Meshes and materials gathered before the BVH is built.
 /// Objects, meshes and materials gathered before the top level is built.
 #[derive(Default)]
@@ -115,7 +130,8 @@ struct Builder {
     /// Per object, where it is a rock: world (or, for an instance, its
     /// mesh's) space to the rock's unit-sphere space, for the texture
     /// coordinates of the export.
-    rock_space: Vec<Option<Affine3A>>,
+    rock_space: Vec<RockSpace>,
+    rock_frames: Vec<Affine3A>,
     meshes: Vec<TriangleMesh>,
     normal_matrix: Vec<Option<Mat3A>>,
     object_material: Vec<u16>,
@@ -128,6 +144,13 @@ struct Builder {
 }
 
 impl Builder {
+    /// The object placed last is a rock whose own space `to_rock` maps into.
+    fn rock_frame(&mut self, to_rock: Affine3A) {
+        self.rock_frames.push(to_rock);
+        *self.rock_space.last_mut().expect("a rock was placed") =
+            RockSpace(self.rock_frames.len() as u32 - 1);
+    }
+
     fn material(&mut self, m: Material, smooth: bool) -> u16 {
         self.materials.push(m);
         self.smooth.push(smooth);
@@ -147,7 +170,7 @@ impl Builder {
         self.normal_matrix
             .push(transform.map(|t| t.object_from_world.matrix3.transpose()));
         self.objects.push(Object::Mesh { mesh, transform });
-        self.rock_space.push(None);
+        self.rock_space.push(RockSpace::NONE);
         self.object_material.push(material);
     }
 
@@ -171,7 +194,7 @@ impl Builder {
             field.set_eye_where_it_pays(eye, &directions, rays);
         }
         self.objects.push(Object::Terrain(Box::new(field)));
-        self.rock_space.push(None);
+        self.rock_space.push(RockSpace::NONE);
         self.accel_time += t0.elapsed();
         self.normal_matrix.push(None);
         self.object_material.push(material);
@@ -213,6 +236,7 @@ impl Builder {
             meshes: self.meshes,
             normal_matrix: self.normal_matrix,
             rock_space: self.rock_space,
+            rock_frames: self.rock_frames,
             object_material: self.object_material,
             materials: self.materials,
             smooth: self.smooth,
@@ -348,7 +372,7 @@ impl World {
                         r.flat,
                     ));
                     b.place(mesh, None, material);
-                    b.rock_space[b.objects.len() - 1] = Some(place.world_from_object().inverse());
+                    b.rock_frame(place.world_from_object().inverse());
                 }
             }
         }
@@ -388,12 +412,10 @@ impl World {
                     }
                 }
                 // An instance's mesh is in the rock's own space already.
-                let space = if instanced.is_some() {
-                    Affine3A::IDENTITY
-                } else {
-                    place.world_from_object().inverse()
-                };
-                b.rock_space[b.objects.len() - 1] = Some(space);
+                match instanced {
+                    Some(_) => *b.rock_space.last_mut().expect("just placed") = RockSpace::INSTANCE,
+                    None => b.rock_frame(place.world_from_object().inverse()),
+                }
             }
         }
         // Populations: one mesh each, an instance per place.
@@ -438,7 +460,11 @@ impl World {
             .iter()
             .enumerate()
             .filter_map(|(k, object)| {
-                let space = self.rock_space[k]?;
+                let space = match self.rock_space[k] {
+                    RockSpace::NONE => return None,
+                    RockSpace::INSTANCE => Affine3A::IDENTITY,
+                    RockSpace(i) => self.rock_frames[i as usize],
+                };
                 let Object::Mesh { mesh, transform } = object else {
                     return None;
                 };
