@@ -394,16 +394,27 @@ impl World {
             let placements = scattered;
             rock_count += placements.len();
             let shared_material = match &s.material {
-                RockMaterial::Albedo(c) => Some(b.material(Material::Albedo(*c), true)),
-                RockMaterial::Texture(_) => None,
+                RockMaterial::Albedo(c) if s.variation == 0.0 => {
+                    Some(b.material(Material::Albedo(*c), true))
+                }
+                _ => None,
             };
             let instanced: Option<Vec<u32>> = options
                 .instancing
                 .then(|| variants.iter().map(|m| b.mesh(m.clone())).collect());
             for (k, place) in placements.iter().enumerate() {
                 let v = scatter::variant_of(s.params.seed, k, s.variants);
-                let material =
-                    shared_material.unwrap_or_else(|| b.rock_material(&s.material, place, true));
+                let material = match (&s.material, shared_material) {
+                    (_, Some(m)) => m,
+                    // Each rock a little lighter or darker, by a hash of it.
+                    (RockMaterial::Albedo(c), None) => {
+                        let jitter =
+                            2.0 * crate::hash::unit_f32(s.params.seed, 0x7A42, k as u64) - 1.0;
+                        let tint = (*c * (1.0 + s.variation * jitter)).clamp(Vec3::ZERO, Vec3::ONE);
+                        b.material(Material::Albedo(tint), true)
+                    }
+                    (RockMaterial::Texture(_), None) => b.rock_material(&s.material, place, true),
+                };
                 match &instanced {
                     Some(meshes) => b.place(meshes[v], Some(place.world_from_object()), material),
                     None => {
@@ -723,14 +734,15 @@ impl World {
 
 #[cfg(test)]
 mod tests {
-    //! The rocks a world exports (`scree terrain --rocks-obj`) are the
-    //! triangles it traces.
+    //! The world's rocks: those it exports (`scree terrain --rocks-obj`)
+    //! are the triangles it traces, and scattered ones vary in colour.
     use glam::Vec3;
 
     use crate::accel::Bvh;
     use crate::mesh::TriangleMesh;
     use crate::ray::Ray;
     use crate::rock::export::obj;
+    use crate::shade::Material;
     use crate::world::World;
 
     /// Reads OBJ text back as one mesh (positions and faces).
@@ -829,5 +841,46 @@ mod tests {
             rock_hits += 1;
         }
         assert!(rock_hits > 100, "rays hit rocks ({rock_hits})");
+    }
+
+    /// With `variation`, each scattered rock has its own albedo within
+    /// that fraction of the colour; without it, all share one.
+    #[test]
+    fn scattered_rocks_vary_in_colour_within_the_variation() {
+        let scene = |variation: f64| {
+            let src = format!(
+                r#"{{ "camera": {{ "position": [0, 12, -30], "look_at": [0, 0, 0] }},
+                     "terrain": {{ "size": [40, 40], "resolution": [33, 33], "height": 2 }},
+                     "scatter": {{ "count": 30, "seed": 3, "variants": 2, "subdivisions": 1,
+                                   "material": {{ "type": "albedo", "color": [0.5, 0.4, 0.3],
+                                                  "variation": {variation} }} }} }}"#
+            );
+            crate::scene::parse(&src, "v.json", std::path::Path::new(".")).unwrap()
+        };
+        let albedos = |w: &World| -> Vec<Vec3> {
+            w.materials
+                .iter()
+                .filter_map(|m| match m {
+                    Material::Albedo(c) => Some(*c),
+                    _ => None,
+                })
+                .collect()
+        };
+        let plain = World::build(&scene(0.0));
+        assert_eq!(albedos(&plain), vec![Vec3::new(0.5, 0.4, 0.3)]);
+        let varied = World::build(&scene(0.2));
+        let colours = albedos(&varied);
+        assert_eq!(colours.len(), varied.rock_count);
+        for c in &colours {
+            let f = c.x / 0.5;
+            assert!((0.8..=1.2).contains(&f), "{c}");
+            assert!(
+                (c.y / 0.4 - f).abs() < 1e-5 && (c.z / 0.3 - f).abs() < 1e-5,
+                "one factor: {c}"
+            );
+        }
+        let distinct: std::collections::BTreeSet<u32> =
+            colours.iter().map(|c| c.x.to_bits()).collect();
+        assert!(distinct.len() > 20, "{}", distinct.len());
     }
 }

@@ -124,6 +124,7 @@ fn default_population_scale() -> [f64; 2] {
 fn default_population_material() -> RockMaterialFile {
     RockMaterialFile::Albedo {
         color: [0.12, 0.2, 0.07],
+        variation: 0.0,
     }
 }
 fn default_where_height() -> [f64; 2] {
@@ -874,6 +875,11 @@ pub enum RockMaterialFile {
     Albedo {
         /// Linear RGB reflectance, each 0..=1.
         color: [f64; 3],
+        /// Scattered rocks only: each rock's colour a little lighter or
+        /// darker, by a hash of the rock, up to this fraction, 0..=0.5.
+        /// Default 0.
+        #[serde(default)]
+        variation: f64,
     },
     /// Colour from an image wrapped around the rock with the displacement's
     /// (u, v), e.g. the cobblestone albedo.
@@ -888,6 +894,7 @@ impl Default for RockMaterialFile {
     fn default() -> Self {
         RockMaterialFile::Albedo {
             color: [0.35, 0.33, 0.3],
+            variation: 0.0,
         }
     }
 }

@@ -183,6 +183,8 @@ pub struct ScatterSpec {
     pub tessellation: Tessellation,
     /// Differently shaped meshes the rocks are instances of.
     pub variants: u32,
+    /// Per-rock brightness variation of an albedo, fraction.
+    pub variation: f32,
     /// Displacement (fraction of the radius).
     pub displacement: Option<Displacement>,
     /// Colour.

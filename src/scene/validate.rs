@@ -944,7 +944,18 @@ fn validate_population(
         90.0,
     )?;
     let color = match p.material {
-        RockMaterialFile::Albedo { color: c } => color(&format!("{path}.material.color"), c, 1.0)?,
+        RockMaterialFile::Albedo {
+            color: c,
+            variation,
+        } => {
+            if variation != 0.0 {
+                return Err(Invalid::new(
+                    format!("{path}.material.variation"),
+                    "applies to scattered rocks only",
+                ));
+            }
+            color(&format!("{path}.material.color"), c, 1.0)?
+        }
         RockMaterialFile::Texture { .. } => {
             return Err(Invalid::new(
                 format!("{path}.material"),
@@ -1099,7 +1110,16 @@ fn validate_rock_material(
     textures: &mut TextureCache,
 ) -> Check<RockMaterial> {
     Ok(match m {
-        RockMaterialFile::Albedo { color: c } => {
+        RockMaterialFile::Albedo {
+            color: c,
+            variation,
+        } => {
+            if *variation != 0.0 && !path.starts_with("scatter") {
+                return Err(Invalid::new(
+                    format!("{path}.variation"),
+                    "applies to scattered rocks only",
+                ));
+            }
             RockMaterial::Albedo(color(&format!("{path}.color"), *c, 1.0)?)
         }
         RockMaterialFile::Texture { texture } => {
@@ -1248,6 +1268,12 @@ fn validate_scatter(
         },
         tessellation,
         variants,
+        variation: match s.material {
+            RockMaterialFile::Albedo { variation, .. } => {
+                within(&format!("{p}.material.variation"), variation, 0.0, 0.5)? as f32
+            }
+            RockMaterialFile::Texture { .. } => 0.0,
+        },
         displacement,
         material: validate_rock_material(&format!("{p}.material"), &s.material, textures)?,
     })
