@@ -31,7 +31,8 @@ pub struct CameraTrack {
     pub look_at: Vec<Key<DVec3>>,
     /// Fields of view, degrees (may be empty).
     pub fov: Vec<Key<f64>>,
-    /// Up directions (may be empty), eased componentwise and normalised.
+    /// Up directions (may be empty), eased componentwise ([`eased`]) and
+    /// normalised.
     pub up: Vec<Key<DVec3>>,
 }
 
@@ -84,19 +85,9 @@ impl Animation {
             fov: camera
                 .filter(|c| !c.fov.is_empty())
                 .map(|c| scalar(&c.fov, f)),
-            up: camera.filter(|c| !c.up.is_empty()).map(|c| {
-                let part = |axis: fn(DVec3) -> f64| {
-                    let keys: Vec<Key<f64>> =
-                        c.up.iter()
-                            .map(|k| Key {
-                                frame: k.frame,
-                                value: axis(k.value),
-                            })
-                            .collect();
-                    scalar(&keys, f)
-                };
-                DVec3::new(part(|v| v.x), part(|v| v.y), part(|v| v.z)).normalize_or(DVec3::Y)
-            }),
+            up: camera
+                .filter(|c| !c.up.is_empty())
+                .map(|c| eased(&c.up, f).normalize_or(DVec3::Y)),
             sun: self.sun.as_ref().map(|s| match s {
                 SunPath::Keys { elevation, azimuth } => (scalar(elevation, f), scalar(azimuth, f)),
                 SunPath::Day {
@@ -151,6 +142,18 @@ pub fn ease(u: f64) -> f64 {
 
 /// A scalar track at `frame`, eased between keys.
 pub fn scalar(keys: &[Key<f64>], frame: f64) -> f64 {
+    eased(keys, frame)
+}
+
+/// A track of scalars or vectors at `frame`, eased between keys
+/// (componentwise for vectors).
+pub fn eased<T>(keys: &[Key<T>], frame: f64) -> T
+where
+    T: Copy
+        + std::ops::Add<Output = T>
+        + std::ops::Sub<Output = T>
+        + std::ops::Mul<f64, Output = T>,
+{
     match segment(keys, frame) {
         Err(k) => keys[k].value,
         Ok((i, u)) => {

@@ -42,8 +42,7 @@ const ATTEMPTS: u64 = 16;
 /// object-to-world transform. A pure function of the population and the
 /// terrain.
 pub fn place(p: &Population, grid: &TerrainGrid) -> Vec<Affine3A> {
-    let (lo, hi) = grid.heights.range();
-    let relief = (hi - lo).max(1e-6);
+    let mask = grid.mask(p.height, p.slope);
     let mut out = Vec::with_capacity(p.count as usize);
     for i in 0..p.count as u64 {
         for attempt in 0..ATTEMPTS {
@@ -53,10 +52,7 @@ pub fn place(p: &Population, grid: &TerrainGrid) -> Vec<Affine3A> {
             let z = (u(1) - 0.5) * grid.size[1];
             let y = grid.height_at(x, z);
             let n = grid.normal_at(x, z);
-            let slope = n.y.clamp(-1.0, 1.0).acos().to_degrees();
-            let height = (y - lo) / relief;
-            let inside = |v: f32, [a, b]: [f32; 2]| v >= a && v <= b;
-            if !inside(height, p.height) || !inside(slope, p.slope) {
+            if !mask.allows(x, z, n) {
                 continue;
             }
             let scale = p.scale[0] + (p.scale[1] - p.scale[0]) * u(2);

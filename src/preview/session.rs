@@ -354,7 +354,9 @@ impl Session {
     }
 
     /// The scene file's JSON with the controls applied.
-    fn edited(&self, controls: &Controls) -> Result<Value> {
+    /// The scene file's text, read once, and its JSON with `controls`
+    /// applied.
+    fn edited(&self, controls: &Controls) -> Result<(String, Value)> {
         let text = std::fs::read_to_string(&self.path).map_err(|source| Error::Io {
             path: self.path.clone(),
             source,
@@ -369,25 +371,22 @@ impl Session {
             }
         };
         controls.apply(&mut raw);
-        Ok(raw)
+        Ok((text, raw))
     }
 
     /// The scene as the page shows it, pretty-printed.
     pub fn edited_text(&self) -> Result<String> {
         let controls = lock(&self.controls).clone();
-        let raw = self.edited(&controls)?;
+        let (_, raw) = self.edited(&controls)?;
         Ok(serde_json::to_string_pretty(&raw).expect("JSON serialises") + "\n")
     }
 
     /// The scene read with `controls`; its text where the controls apply
     /// (the original text otherwise, so that errors name its lines).
     fn scene_with(&self, controls: &Controls) -> Result<(Scene, Value)> {
-        let raw = self.edited(controls)?;
+        let (file, raw) = self.edited(controls)?;
         let text = if *controls == Controls::default() {
-            std::fs::read_to_string(&self.path).map_err(|source| Error::Io {
-                path: self.path.clone(),
-                source,
-            })?
+            file
         } else {
             serde_json::to_string_pretty(&raw).expect("JSON serialises")
         };

@@ -172,7 +172,7 @@ pub fn world_mesh(
     flat: bool,
 ) -> TriangleMesh {
     let to_world = place.world_from_object();
-    let offsets = vertex_offsets(sphere, disp);
+    let offsets = vertex_offsets(sphere, disp, None);
     let positions = sphere
         .dirs
         .iter()
@@ -186,7 +186,7 @@ pub fn world_mesh(
 /// displaced along its normals by `scale · (texel − bias)` (scale relative
 /// to the radius). Built once and placed with [`place_mesh`].
 pub fn object_mesh(sphere: &SphereMesh, disp: Option<&Displacement>) -> TriangleMesh {
-    let offsets = vertex_offsets(sphere, disp);
+    let offsets = vertex_offsets(sphere, disp, None);
     let positions = sphere
         .dirs
         .iter()
@@ -228,21 +228,7 @@ pub fn variant_mesh(
         .map(|i| (axis(10 * i), (u(10 * i + 2) - 0.5) * SHAPE_MAX))
         .collect();
     let turn = glam::Quat::from_axis_angle(axis(50), u(52) * std::f32::consts::TAU);
-    let turned = SphereMesh {
-        dirs: sphere.dirs.iter().map(|&d| turn * d).collect(),
-        uv: sphere
-            .dirs
-            .iter()
-            .map(|&d| {
-                let (a, b) = uv_of(turn * d);
-                glam::Vec2::new(a, b)
-            })
-            .collect(),
-        stacks: 0,
-        slices: 0,
-        indices: sphere.indices.clone(),
-    };
-    let offsets = vertex_offsets(&turned, disp);
+    let offsets = vertex_offsets(sphere, disp, Some(turn));
     let positions = sphere
         .dirs
         .iter()
@@ -285,41 +271,36 @@ pub fn place_affine(mesh: &TriangleMesh, m: Affine3A) -> TriangleMesh {
 
 /// Displacement of each vertex: the texel at its (u, v); a pole takes the
 /// mean of its texture row so that it does not depend on an arbitrary u.
-fn vertex_offsets(sphere: &SphereMesh, disp: Option<&Displacement>) -> Vec<f32> {
+/// With `turn`, the texture is read as if the sphere were turned by it
+/// (a variant's own turn of the displacement): every vertex by the (u, v)
+/// of its turned direction, no pole averaged.
+fn vertex_offsets(
+    sphere: &SphereMesh,
+    disp: Option<&Displacement>,
+    turn: Option<Quat>,
+) -> Vec<f32> {
     let Some(d) = disp else {
         return vec![0.0; sphere.dirs.len()];
     };
-    match d.mapping {
-        Mapping::Triplanar => {
-            return sphere
-                .dirs
-                .iter()
-                .map(|&dir| d.triplanar_offset(dir))
-                .collect();
-        }
-        Mapping::Solid { cells, seed } => {
-            return sphere
-                .dirs
-                .iter()
-                .map(|&dir| d.scale * (solid_stone(dir * cells, seed) - d.bias))
-                .collect();
-        }
-        Mapping::Uv => {}
-    }
-    sphere
-        .uv
-        .iter()
-        .enumerate()
-        .map(|(k, uv)| {
-            if sphere.is_pole(k) {
+    let dir = |k: usize| turn.map_or(sphere.dirs[k], |q| q * sphere.dirs[k]);
+    (0..sphere.dirs.len())
+        .map(|k| match d.mapping {
+            Mapping::Triplanar => d.triplanar_offset(dir(k)),
+            Mapping::Solid { cells, seed } => {
+                d.scale * (solid_stone(dir(k) * cells, seed) - d.bias)
+            }
+            Mapping::Uv if turn.is_some() => {
+                let (u, v) = uv_of(dir(k));
+                d.offset(u, v)
+            }
+            Mapping::Uv if sphere.is_pole(k) => {
                 let n = sphere.slices;
                 (0..n)
-                    .map(|j| d.offset(j as f32 / n as f32, uv.y))
+                    .map(|j| d.offset(j as f32 / n as f32, sphere.uv[k].y))
                     .sum::<f32>()
                     / n as f32
-            } else {
-                d.offset(uv.x, uv.y)
             }
+            Mapping::Uv => d.offset(sphere.uv[k].x, sphere.uv[k].y),
         })
         .collect()
 }

@@ -62,9 +62,7 @@ pub fn variant_of(seed: u64, k: usize, variants: u32) -> usize {
 /// The placements of the scattered rocks, in order.
 pub fn scatter(p: &ScatterParams, terrain: &TerrainGrid) -> Vec<Placement> {
     let mut placed: Vec<(Placement, f32)> = Vec::with_capacity(p.count as usize);
-    let (lo, hi) = terrain.heights.range();
-    let relief = (hi - lo).max(1e-6);
-    let masked = p.height != [0.0, 1.0] || p.slope != [0.0, 90.0];
+    let mask = terrain.mask(p.height, p.slope);
     for i in 0..p.count {
         for attempt in 0..ATTEMPTS {
             let index = i as u64 * ATTEMPTS as u64 + attempt as u64;
@@ -79,18 +77,8 @@ pub fn scatter(p: &ScatterParams, terrain: &TerrainGrid) -> Vec<Placement> {
             let rotation =
                 Quat::from_axis_angle(Vec3::new(tilt_axis.cos(), 0.0, tilt_axis.sin()), tilt)
                     * Quat::from_rotation_y(yaw);
-            if masked {
-                let fraction = (terrain.height_at(x, z) - lo) / relief;
-                let slope = terrain
-                    .normal_at(x, z)
-                    .y
-                    .clamp(-1.0, 1.0)
-                    .acos()
-                    .to_degrees();
-                let inside = |v: f32, [a, b]: [f32; 2]| v >= a && v <= b;
-                if !inside(fraction, p.height) || !inside(slope, p.slope) {
-                    continue;
-                }
+            if !mask.is_open() && !mask.allows(x, z, terrain.normal_at(x, z)) {
+                continue;
             }
             let ry = radius * squash;
             let y = terrain.height_at(x, z) + ry * (1.0 - 2.0 * p.sink);

@@ -1104,17 +1104,20 @@ fn validate_displacement(
     })
 }
 
+/// A rock's material; `variation` is allowed only where the caller uses it
+/// (scattered rocks).
 fn validate_rock_material(
     path: &str,
     m: &RockMaterialFile,
     textures: &mut TextureCache,
+    variation_allowed: bool,
 ) -> Check<RockMaterial> {
     Ok(match m {
         RockMaterialFile::Albedo {
             color: c,
             variation,
         } => {
-            if *variation != 0.0 && !path.starts_with("scatter") {
+            if *variation != 0.0 && !variation_allowed {
                 return Err(Invalid::new(
                     format!("{path}.variation"),
                     "applies to scattered rocks only",
@@ -1183,7 +1186,12 @@ fn validate_rock(path: &str, r: &RockFile, textures: &mut TextureCache) -> Check
         rest_sink: r.rest_on_terrain.then_some(sink),
         tessellation,
         displacement,
-        material: validate_rock_material(&format!("{path}.material"), &r.material, textures)?,
+        material: validate_rock_material(
+            &format!("{path}.material"),
+            &r.material,
+            textures,
+            false,
+        )?,
         flat: r.normals == NormalsFile::Flat,
         analytic: r.analytic,
     })
@@ -1275,6 +1283,6 @@ fn validate_scatter(
             RockMaterialFile::Texture { .. } => 0.0,
         },
         displacement,
-        material: validate_rock_material(&format!("{p}.material"), &s.material, textures)?,
+        material: validate_rock_material(&format!("{p}.material"), &s.material, textures, true)?,
     })
 }

@@ -63,6 +63,19 @@ impl TerrainGrid {
         Vec3::new(-hx / (2.0 * dx), 1.0, -hz / (2.0 * dz)).normalize()
     }
 
+    /// The mask `height` (fractions of the relief) × `slope` (degrees from
+    /// horizontal) on this terrain, its relief measured once.
+    pub fn mask(&self, height: [f32; 2], slope: [f32; 2]) -> GroundMask<'_> {
+        let (lo, hi) = self.heights.range();
+        GroundMask {
+            grid: self,
+            lo,
+            relief: (hi - lo).max(1e-6),
+            height,
+            slope,
+        }
+    }
+
     /// A diamond-square terrain of `width` × `height` samples, `top` high,
     /// over `size`: the fixture of the acceleration tests.
     #[cfg(test)]
@@ -158,6 +171,34 @@ impl TerrainGrid {
             mesh.normals = mesh.area_weighted_normals();
         }
         mesh
+    }
+}
+
+/// Where things may stand on a terrain: a range of heights (fractions of
+/// its relief, 0 its lowest sample) and of slopes (degrees from
+/// horizontal), both inclusive. Scattered rocks and populations share it.
+#[derive(Debug, Clone, Copy)]
+pub struct GroundMask<'a> {
+    grid: &'a TerrainGrid,
+    lo: f32,
+    relief: f32,
+    height: [f32; 2],
+    slope: [f32; 2],
+}
+
+impl GroundMask<'_> {
+    /// Whether the mask lets nothing out (the full ranges).
+    pub fn is_open(&self) -> bool {
+        self.height == [0.0, 1.0] && self.slope == [0.0, 90.0]
+    }
+
+    /// Whether the ground at (x, z), of normal `n` there, lies within the
+    /// mask.
+    pub fn allows(&self, x: f32, z: f32, n: Vec3) -> bool {
+        let fraction = (self.grid.height_at(x, z) - self.lo) / self.relief;
+        let slope = n.y.clamp(-1.0, 1.0).acos().to_degrees();
+        let inside = |v: f32, [a, b]: [f32; 2]| v >= a && v <= b;
+        inside(fraction, self.height) && inside(slope, self.slope)
     }
 }
 
