@@ -9,6 +9,8 @@
 //! whose bounding sphere meets an earlier rock's is redrawn (up to 32
 //! attempts; then the rock is left out and the count reports it).
 
+use std::collections::HashMap;
+
 use glam::{Quat, Vec3};
 
 use super::Placement;
@@ -63,6 +65,11 @@ pub fn variant_of(seed: u64, k: usize, variants: u32) -> usize {
 pub fn scatter(p: &ScatterParams, terrain: &TerrainGrid) -> Vec<Placement> {
     let mut placed: Vec<(Placement, f32)> = Vec::with_capacity(p.count as usize);
     let mask = terrain.mask(p.height, p.slope);
+    // Rocks by square cells of (x, z) as wide as the most two bounds can
+    // reach: one that meets a new rock is in its cell or a neighbour.
+    let cell = (2.0 * p.radius[1] * (1.0 + p.margin)).max(f32::MIN_POSITIVE);
+    let cell_of = |c: Vec3| ((c.x / cell).floor() as i64, (c.z / cell).floor() as i64);
+    let mut cells: HashMap<(i64, i64), Vec<u32>> = HashMap::new();
     for i in 0..p.count {
         for attempt in 0..ATTEMPTS {
             let index = i as u64 * ATTEMPTS as u64 + attempt as u64;
@@ -94,11 +101,22 @@ pub fn scatter(p: &ScatterParams, terrain: &TerrainGrid) -> Vec<Placement> {
                 pre_rotation,
             };
             let bound = radius * (1.0 + p.margin);
+            let (cx, cz) = cell_of(place.center);
             let free = !p.avoid_overlap
-                || placed
-                    .iter()
-                    .all(|(q, qb)| q.center.distance(place.center) >= bound + qb);
+                || (-1..=1).all(|dx| {
+                    (-1..=1).all(|dz| {
+                        cells.get(&(cx + dx, cz + dz)).is_none_or(|near| {
+                            near.iter().all(|&j| {
+                                let (q, qb) = &placed[j as usize];
+                                q.center.distance(place.center) >= bound + qb
+                            })
+                        })
+                    })
+                });
             if free {
+                if p.avoid_overlap {
+                    cells.entry((cx, cz)).or_default().push(placed.len() as u32);
+                }
                 placed.push((place, bound));
                 break;
             }
