@@ -22,7 +22,7 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use glam::{Affine3A, Quat, Vec3};
-use scree::accel::{Bvh, HeightField, Object, TopLevel, Transform};
+use scree::accel::{Bvh, HeightField, Object, TopLevel};
 use scree::ray::Ray;
 use scree::render::{patch_order, Rect, PATCH};
 use scree::terrain::{generate, DiamondSquare, Generator, Recipe, TerrainGrid};
@@ -230,14 +230,11 @@ fn rock_kernels(c: &mut Criterion) {
         })
         .collect();
     let instanced = TopLevel::build(
-        placements
-            .iter()
-            .map(|&m| Object::Mesh {
-                mesh: 0,
-                transform: Some(Transform::new(m)),
-            })
+        (0..placements.len() as u32)
+            .map(|placement| Object::Mesh { mesh: 0, placement })
             .collect(),
         vec![Bvh::build(&rock)],
+        placements.clone(),
     );
     let copies: Vec<Bvh> = placements
         .iter()
@@ -254,10 +251,11 @@ fn rock_kernels(c: &mut Criterion) {
         (0..copies.len() as u32)
             .map(|mesh| Object::Mesh {
                 mesh,
-                transform: None,
+                placement: Object::WORLD,
             })
             .collect(),
         copies,
+        Vec::new(),
     );
     let rays = camera_rays();
     let mut g = c.benchmark_group("rocks");

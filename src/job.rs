@@ -342,13 +342,18 @@ pub fn run(job: &RenderJob, progress: &ProgressBar, cancel: &AtomicBool) -> Resu
         output::write_apng(&preview, fps, path)?;
     }
     let world_note = format!(
-        "terrain {:.0} ms, {} triangles ({} stored), {} rocks, acceleration build {:.0} ms, {:.1} MiB",
+        "terrain {:.0} ms, {} triangles ({} stored), {} rocks{}, acceleration build {:.0} ms, {:.1} MiB ({:.1} MiB with shading data)",
         world.generate_time.as_secs_f64() * 1e3,
         world.triangle_count(),
         world.stored_triangle_count(),
         world.rock_count,
+        match world.population_count {
+            0 => String::new(),
+            n => format!(", {n} population instances"),
+        },
         world.bvh_time.as_secs_f64() * 1e3,
         world.accel_bytes() as f64 / (1 << 20) as f64,
+        world.memory_bytes() as f64 / (1 << 20) as f64,
     );
     drop(world);
     if stats_all.bad_samples > 0 {

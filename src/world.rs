@@ -12,15 +12,15 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use glam::{Affine3A, Mat3A, Vec3, Vec3A};
+use glam::{Affine3A, Vec3, Vec3A};
 
-use crate::accel::{Bvh, HeightField, Object, ObjectHit, TopLevel, Transform};
+use crate::accel::{Bvh, HeightField, Object, ObjectHit, ObjectRef, TopLevel};
 use crate::mesh::{face_normal, TriangleMesh};
 use crate::ray::Ray;
 use crate::rock::analytic::AnalyticRock;
 use crate::rock::{self, scatter, Placement, SphereMesh, Tessellation};
 use crate::scene::{RockMaterial, Scene};
-use crate::shade::Material;
+use crate::shade::{Material, SurfacePoint};
 use crate::terrain::{self, TerrainGrid};
 use crate::texture::Texture;
 
@@ -58,17 +58,14 @@ pub struct World {
     /// Meshes for shading (positions, normals, triangles), indexed like the
     /// top level's BVHs.
     meshes: Vec<TriangleMesh>,
-    /// Per object: normal matrix (inverse transpose of the placement) of
-    /// instances.
-    normal_matrix: Vec<Option<Mat3A>>,
     /// Per object, for rocks: the map into the rock's unit-sphere space
     /// ([`RockSpace`], 4 bytes an object; the maps themselves in
     /// `rock_frames`).
-    rock_space: Vec<RockSpace>,
+    rock_space: Runs<RockSpace>,
     /// The maps of [`RockSpace`] indices.
     rock_frames: Vec<Affine3A>,
     /// Material of each object.
-    object_material: Vec<u16>,
+    object_material: Runs<u16>,
     /// The materials indexed by `object_material`.
     pub materials: Vec<Material>,
     /// Per material: interpolate vertex normals (true) or use face normals.
@@ -109,6 +106,9 @@ pub struct SurfaceHit {
     pub material: u16,
     /// Index of the triangle hit (0 for analytic rocks).
     pub face: u32,
+    /// Index of the object hit: under the top level, or past its objects
+    /// for analytic rocks (the top level's count plus the rock's index).
+    pub object: u32,
 }
 
 /// Where an object is a rock, how to reach its own space: not a rock, an
@@ -122,7 +122,51 @@ impl RockSpace {
     const INSTANCE: RockSpace = RockSpace(u32::MAX - 1);
 }
 
-/// Meshes and materials gathered before the BVH is built.
+/// A value for each of a list of objects, kept as runs of equal values:
+/// a scatter's thousands of rocks share one material and one kind of
+/// rock space, so they cost nothing here.
+#[derive(Debug, Clone)]
+struct Runs<T> {
+    /// Index of each run's first object, increasing from 0.
+    starts: Vec<u32>,
+    /// Each run's value.
+    values: Vec<T>,
+    /// Number of objects.
+    len: usize,
+}
+
+impl<T: Copy + PartialEq> Runs<T> {
+    fn new(values: &[T]) -> Runs<T> {
+        let mut runs = Runs {
+            starts: Vec::new(),
+            values: Vec::new(),
+            len: values.len(),
+        };
+        for (k, &v) in values.iter().enumerate() {
+            if runs.values.last() != Some(&v) {
+                runs.starts.push(k as u32);
+                runs.values.push(v);
+            }
+        }
+        runs
+    }
+
+    /// The value of object `k`, or `None` past the last object.
+    #[inline]
+    fn get(&self, k: usize) -> Option<T> {
+        if k >= self.len {
+            return None;
+        }
+        let run = self.starts.partition_point(|&s| s as usize <= k) - 1;
+        Some(self.values[run])
+    }
+
+    fn memory_bytes(&self) -> usize {
+        std::mem::size_of_val(self.starts.as_slice())
+            + std::mem::size_of_val(self.values.as_slice())
+    }
+}
+
 /// Objects, meshes and materials gathered before the top level is built.
 #[derive(Default)]
 struct Builder {
@@ -133,7 +177,8 @@ struct Builder {
     rock_space: Vec<RockSpace>,
     rock_frames: Vec<Affine3A>,
     meshes: Vec<TriangleMesh>,
-    normal_matrix: Vec<Option<Mat3A>>,
+    /// World from object, of each placed object.
+    placements: Vec<Affine3A>,
     object_material: Vec<u16>,
     materials: Vec<Material>,
     smooth: Vec<bool>,
@@ -166,10 +211,14 @@ impl Builder {
     /// Adds mesh `mesh` as an object, in world space or placed.
     fn place(&mut self, mesh: u32, place: Option<Affine3A>, material: u16) {
         self.triangles += self.meshes[mesh as usize].indices.len();
-        let transform = place.map(Transform::new);
-        self.normal_matrix
-            .push(transform.map(|t| t.object_from_world.matrix3.transpose()));
-        self.objects.push(Object::Mesh { mesh, transform });
+        let placement = match place {
+            None => Object::WORLD,
+            Some(m) => {
+                self.placements.push(m);
+                self.placements.len() as u32 - 1
+            }
+        };
+        self.objects.push(Object::Mesh { mesh, placement });
         self.rock_space.push(RockSpace::NONE);
         self.object_material.push(material);
     }
@@ -196,11 +245,10 @@ impl Builder {
         self.objects.push(Object::Terrain(Box::new(field)));
         self.rock_space.push(RockSpace::NONE);
         self.accel_time += t0.elapsed();
-        self.normal_matrix.push(None);
         self.object_material.push(material);
     }
 
-    fn rock_material(&mut self, m: &RockMaterial, place: &Placement, smooth: bool) -> u16 {
+    fn rock_material(&mut self, m: &RockMaterial, smooth: bool) -> u16 {
         match m {
             RockMaterial::Albedo(c) => self.material(Material::Albedo(*c), smooth),
             RockMaterial::Texture(t) => {
@@ -213,7 +261,6 @@ impl Builder {
                 };
                 let m = Material::RockTexture {
                     texture: index as u16,
-                    object_from_world: place.world_from_object().inverse(),
                 };
                 self.material(m, smooth)
             }
@@ -230,14 +277,13 @@ impl Builder {
     ) -> World {
         let t0 = Instant::now();
         let bvhs: Vec<Bvh> = self.meshes.iter().map(Bvh::build).collect();
-        let accel = TopLevel::build(self.objects, bvhs);
+        let accel = TopLevel::build(self.objects, bvhs, self.placements);
         World {
             terrain_normals,
             meshes: self.meshes,
-            normal_matrix: self.normal_matrix,
-            rock_space: self.rock_space,
+            rock_space: Runs::new(&self.rock_space),
             rock_frames: self.rock_frames,
-            object_material: self.object_material,
+            object_material: Runs::new(&self.object_material),
             materials: self.materials,
             smooth: self.smooth,
             textures: self.textures,
@@ -360,7 +406,7 @@ impl World {
             .collect();
         let scatter_sphere = scene.scatter.as_ref().map(|s| sphere(s.tessellation));
         for ((r, tessellation), &place) in scene.rocks.iter().zip(&rock_spheres).zip(&rock_places) {
-            let material = b.rock_material(&r.material, &place, !r.flat);
+            let material = b.rock_material(&r.material, !r.flat);
             match tessellation {
                 None => analytic.push(AnalyticRock::new(place, material)),
                 Some(i) => {
@@ -377,7 +423,8 @@ impl World {
             }
         }
         let mut rock_count = scene.rocks.len();
-        if let (Some(s), Some(i)) = (&scene.scatter, scatter_sphere) {
+        let scatter = scene.scatter.as_ref().filter(|_| !scattered.is_empty());
+        if let (Some(s), Some(i)) = (scatter, scatter_sphere) {
             // A few object-space meshes (variants) for all scattered rocks,
             // each rock an instance of the one its index hashes to.
             let variants: Vec<TriangleMesh> = (0..s.variants)
@@ -393,28 +440,25 @@ impl World {
                 .collect();
             let placements = scattered;
             rock_count += placements.len();
-            let shared_material = match &s.material {
-                RockMaterial::Albedo(c) if s.variation == 0.0 => {
-                    Some(b.material(Material::Albedo(*c), true))
-                }
-                _ => None,
+            // One material for the lot; a tint varies by the rock's place
+            // in the run of objects that starts here.
+            let material = match &s.material {
+                RockMaterial::Albedo(c) if s.variation > 0.0 => b.material(
+                    Material::Tinted {
+                        color: *c,
+                        variation: s.variation,
+                        seed: s.params.seed,
+                        first: b.objects.len() as u32,
+                    },
+                    true,
+                ),
+                m => b.rock_material(m, true),
             };
             let instanced: Option<Vec<u32>> = options
                 .instancing
                 .then(|| variants.iter().map(|m| b.mesh(m.clone())).collect());
             for (k, place) in placements.iter().enumerate() {
                 let v = scatter::variant_of(s.params.seed, k, s.variants);
-                let material = match (&s.material, shared_material) {
-                    (_, Some(m)) => m,
-                    // Each rock a little lighter or darker, by a hash of it.
-                    (RockMaterial::Albedo(c), None) => {
-                        let jitter =
-                            2.0 * crate::hash::unit_f32(s.params.seed, 0x7A42, k as u64) - 1.0;
-                        let tint = (*c * (1.0 + s.variation * jitter)).clamp(Vec3::ZERO, Vec3::ONE);
-                        b.material(Material::Albedo(tint), true)
-                    }
-                    (RockMaterial::Texture(_), None) => b.rock_material(&s.material, place, true),
-                };
                 match &instanced {
                     Some(meshes) => b.place(meshes[v], Some(place.world_from_object()), material),
                     None => {
@@ -468,18 +512,17 @@ impl World {
     pub fn rock_exports(&self) -> Vec<rock::export::ExportRock> {
         self.accel
             .objects()
-            .iter()
             .enumerate()
             .filter_map(|(k, object)| {
-                let space = match self.rock_space[k] {
+                let space = match self.rock_space.get(k)? {
                     RockSpace::NONE => return None,
                     RockSpace::INSTANCE => Affine3A::IDENTITY,
                     RockSpace(i) => self.rock_frames[i as usize],
                 };
-                let Object::Mesh { mesh, transform } = object else {
+                let ObjectRef::Mesh { mesh, placement } = object else {
                     return None;
                 };
-                let source = &self.meshes[*mesh as usize];
+                let source = &self.meshes[mesh as usize];
                 let uv = source
                     .positions
                     .iter()
@@ -489,19 +532,33 @@ impl World {
                     })
                     .collect();
                 let mut placed = source.clone();
-                if let (Some(t), Some(n)) = (transform, self.normal_matrix[k]) {
+                if let Some(object_from_world) = self.accel.object_from_world(placement) {
+                    let world_from_object = object_from_world.inverse();
+                    let n = object_from_world.matrix3.transpose();
                     for p in &mut placed.positions {
-                        *p = t.world_from_object.transform_point3(*p);
+                        *p = world_from_object.transform_point3(*p);
                     }
                     for v in &mut placed.normals {
                         *v = (n * *v).normalize_or_zero();
                     }
                 }
-                let look = match &self.materials[self.object_material[k] as usize] {
-                    Material::RockTexture { texture, .. } => {
+                let material = self.object_material.get(k).expect("an object's material");
+                let look = match &self.materials[material as usize] {
+                    Material::RockTexture { texture } => {
                         rock::export::Look::Texture(self.textures[*texture as usize].source.clone())
                     }
                     Material::Albedo(c) => rock::export::Look::Albedo(*c),
+                    &Material::Tinted {
+                        color,
+                        variation,
+                        seed,
+                        first,
+                    } => rock::export::Look::Albedo(Material::tint(
+                        color,
+                        variation,
+                        seed,
+                        k as u32 - first,
+                    )),
                     _ => rock::export::Look::Albedo(Vec3::splat(0.5)),
                 };
                 Some(rock::export::ExportRock {
@@ -542,9 +599,8 @@ impl World {
     pub(crate) fn grid_triangle_count(&self) -> usize {
         self.accel
             .objects()
-            .iter()
             .map(|o| match o {
-                Object::Terrain(field) => field.triangle_count(),
+                ObjectRef::Terrain(field) => field.triangle_count(),
                 _ => 0,
             })
             .sum()
@@ -555,13 +611,40 @@ impl World {
         self.accel.memory_bytes()
     }
 
+    /// Bytes held by the world's geometry: the acceleration structures,
+    /// the meshes' shading data (each distinct mesh once), the per-object
+    /// material and rock-space slots, rock frames, materials and the
+    /// terrain's vertex normals. Textures, shared with the scene, are left
+    /// out.
+    pub fn memory_bytes(&self) -> usize {
+        use std::mem::size_of_val;
+        let meshes: usize = self
+            .meshes
+            .iter()
+            .map(|m| {
+                size_of_val(&m.positions[..])
+                    + size_of_val(&m.normals[..])
+                    + size_of_val(&m.indices[..])
+            })
+            .sum();
+        self.accel.memory_bytes()
+            + meshes
+            + self.rock_space.memory_bytes()
+            + self.object_material.memory_bytes()
+            + size_of_val(&self.rock_frames[..])
+            + size_of_val(&self.materials[..])
+            + size_of_val(&self.smooth[..])
+            + size_of_val(&self.terrain_normals[..])
+            + size_of_val(&self.analytic[..])
+    }
+
     /// The height of the terrain's surface at world (x, z), where the
     /// terrain is traced as a grid and (x, z) is over it: a ray straight
     /// down onto the rendered triangles.
     pub fn terrain_height(&self, x: f32, z: f32) -> Option<f32> {
-        let field = self.accel.objects().iter().find_map(|o| match o {
-            Object::Terrain(field) => Some(field),
-            Object::Mesh { .. } => None,
+        let field = self.accel.objects().find_map(|o| match o {
+            ObjectRef::Terrain(field) => Some(field),
+            ObjectRef::Mesh { .. } => None,
         })?;
         let top = field.bounds().max.y + 1.0;
         let down = Ray::new(Vec3::new(x, top, z), Vec3::NEG_Y);
@@ -577,12 +660,37 @@ impl World {
     /// Albedo of the surface at `hit`.
     #[inline]
     pub fn albedo(&self, hit: &SurfaceHit) -> Vec3 {
-        self.materials[hit.material as usize].albedo(
-            hit.point,
-            hit.normal,
-            hit.face,
-            &self.textures,
-        )
+        let material = &self.materials[hit.material as usize];
+        let rock_point = match material {
+            Material::RockTexture { .. } => self.rock_point(hit.object, hit.point),
+            _ => Vec3::ZERO,
+        };
+        let at = SurfacePoint {
+            point: hit.point,
+            normal: hit.normal,
+            face: hit.face,
+            object: hit.object,
+            rock_point,
+        };
+        material.albedo(&at, &self.textures)
+    }
+
+    /// World point `p` in the own (unit-sphere) space of rock `object`
+    /// (numbered as [`SurfaceHit::object`]); `p` itself for an object that
+    /// is not a rock.
+    fn rock_point(&self, object: u32, p: Vec3) -> Vec3 {
+        let Some(space) = self.rock_space.get(object as usize) else {
+            return self.analytic[object as usize - self.accel.object_count()].to_object(p);
+        };
+        let frame = match space {
+            RockSpace::NONE => return p,
+            RockSpace::INSTANCE => match self.accel.object(object) {
+                ObjectRef::Mesh { placement, .. } => self.accel.object_from_world(placement),
+                ObjectRef::Terrain(_) => None,
+            },
+            RockSpace(i) => Some(self.rock_frames[i as usize]),
+        };
+        frame.map_or(p, |m| m.transform_point3(p))
     }
 
     /// The closest surface along `ray`.
@@ -609,15 +717,15 @@ impl World {
     #[inline]
     fn closest_surface(&self, ray: &Ray, hit: Option<ObjectHit>) -> Option<SurfaceHit> {
         let t_mesh = hit.map_or(f32::INFINITY, |h| h.hit.t);
-        let mut best_rock: Option<(f32, &AnalyticRock)> = None;
-        for rock in &self.analytic {
+        let mut best_rock: Option<(f32, usize)> = None;
+        for (k, rock) in self.analytic.iter().enumerate() {
             let limit = best_rock.map_or(t_mesh, |b| b.0);
             if let Some(t) = rock.intersect(ray, 0.0, limit) {
-                best_rock = Some((t, rock));
+                best_rock = Some((t, k));
             }
         }
         match (best_rock, hit) {
-            (Some((t, rock)), _) => Some(self.rock_surface(ray, t, rock)),
+            (Some((t, k)), _) => Some(self.rock_surface(ray, t, k)),
             (None, Some(h)) => Some(self.surface(ray, &h)),
             (None, None) => None,
         }
@@ -647,7 +755,9 @@ impl World {
         blocked
     }
 
-    fn rock_surface(&self, ray: &Ray, t: f32, rock: &AnalyticRock) -> SurfaceHit {
+    /// The surface of analytic rock `k` at `t` along `ray`.
+    fn rock_surface(&self, ray: &Ray, t: f32, k: usize) -> SurfaceHit {
+        let rock = &self.analytic[k];
         let point = ray.at(t);
         let mut n = rock.normal(point);
         if n.dot(ray.dir) > 0.0 {
@@ -660,21 +770,25 @@ impl World {
             normal: n,
             material: rock.material,
             face: 0,
+            object: (self.accel.object_count() + k) as u32,
         }
     }
 
     fn surface(&self, ray: &Ray, hit: &ObjectHit) -> SurfaceHit {
         let object = hit.object as usize;
         let (t, u, v, tri) = (hit.hit.t, hit.hit.u, hit.hit.v, hit.hit.triangle);
-        let material = self.object_material[object];
+        let material = self
+            .object_material
+            .get(object)
+            .expect("an object's material");
         let smooth = self.smooth[material as usize];
         let interpolate = |[a, b, c]: [Vec3; 3], ng: Vec3| {
             (a * (1.0 - u - v) + b * u + c * v)
                 .try_normalize()
                 .unwrap_or(ng)
         };
-        let (mut ng, mut n) = match &self.accel.objects()[object] {
-            Object::Terrain(field) => {
+        let (mut ng, mut n) = match self.accel.object(hit.object) {
+            ObjectRef::Terrain(field) => {
                 let [a, b, c] = field.triangle(tri);
                 let ng = face_normal(a, b, c);
                 let n = if smooth {
@@ -687,10 +801,12 @@ impl World {
                 };
                 (ng, n)
             }
-            Object::Mesh { mesh, .. } => {
-                let m = &self.meshes[*mesh as usize];
+            ObjectRef::Mesh { mesh, placement } => {
+                let m = &self.meshes[mesh as usize];
                 let corners = m.indices[tri as usize];
-                match self.normal_matrix[object] {
+                // Normals follow the inverse transpose of the placement,
+                // vertex by vertex, as a placed copy's do.
+                match self.accel.object_from_world(placement) {
                     None => {
                         let ng = m.face_normal(tri as usize);
                         let n = if smooth {
@@ -700,9 +816,8 @@ impl World {
                         };
                         (ng, n)
                     }
-                    Some(nm) => {
-                        // Normals follow the inverse transpose of the
-                        // placement, vertex by vertex, as a placed copy's do.
+                    Some(object_from_world) => {
+                        let nm = object_from_world.matrix3.transpose();
                         let to_world = |n: Vec3| Vec3::from((nm * Vec3A::from(n)).normalize());
                         let ng = to_world(m.face_normal(tri as usize));
                         let n = if smooth {
@@ -728,6 +843,7 @@ impl World {
             normal: n,
             material,
             face: tri,
+            object: hit.object,
         }
     }
 }
@@ -742,7 +858,6 @@ mod tests {
     use crate::mesh::TriangleMesh;
     use crate::ray::Ray;
     use crate::rock::export::obj;
-    use crate::shade::Material;
     use crate::world::World;
 
     /// Reads OBJ text back as one mesh (positions and faces).
@@ -857,18 +972,24 @@ mod tests {
             );
             crate::scene::parse(&src, "v.json", std::path::Path::new(".")).unwrap()
         };
+        // The albedo each rock is exported with, in object order (the
+        // terrain is object 0, rock k object k + 1).
         let albedos = |w: &World| -> Vec<Vec3> {
-            w.materials
+            w.rock_exports()
                 .iter()
-                .filter_map(|m| match m {
-                    Material::Albedo(c) => Some(*c),
-                    _ => None,
+                .map(|r| match r.look {
+                    crate::rock::export::Look::Albedo(c) => c,
+                    _ => panic!("an albedo"),
                 })
                 .collect()
         };
         let plain = World::build(&scene(0.0));
-        assert_eq!(albedos(&plain), vec![Vec3::new(0.5, 0.4, 0.3)]);
+        assert!(albedos(&plain)
+            .iter()
+            .all(|&c| c == Vec3::new(0.5, 0.4, 0.3)));
         let varied = World::build(&scene(0.2));
+        // One material for the terrain, one for all the rocks.
+        assert_eq!(varied.materials.len(), 2);
         let colours = albedos(&varied);
         assert_eq!(colours.len(), varied.rock_count);
         for c in &colours {
@@ -879,8 +1000,45 @@ mod tests {
                 "one factor: {c}"
             );
         }
+        // What the renderer shades a rock with is what it is exported with.
+        let mut shaded = 0;
+        for r in varied.rock_exports() {
+            let c = r.mesh.positions.iter().copied().sum::<Vec3>() / r.mesh.positions.len() as f32;
+            let down = Ray::new(Vec3::new(c.x, 50.0, c.z), Vec3::NEG_Y);
+            let hit = varied.intersect(&down).expect("over the terrain");
+            if hit.object > 0 {
+                assert_eq!(varied.albedo(&hit), colours[hit.object as usize - 1]);
+                shaded += 1;
+            }
+        }
+        assert!(shaded > 20, "{shaded}");
         let distinct: std::collections::BTreeSet<u32> =
             colours.iter().map(|c| c.x.to_bits()).collect();
         assert!(distinct.len() > 20, "{}", distinct.len());
+    }
+
+    /// 100,000 scattered rocks of 8 variants cost the variants' meshes
+    /// plus at most 128 bytes a rock: the top level's slot, box and
+    /// placement, the rock's material index and rock-space slot.
+    #[test]
+    fn a_scattered_rock_costs_at_most_128_bytes() {
+        let world = |count: usize| {
+            let src = format!(
+                r#"{{ "camera": {{ "position": [0, 40, -300], "look_at": [0, 0, 0] }},
+                     "terrain": {{ "size": [600, 600], "resolution": [65, 65], "height": 8 }},
+                     "scatter": {{ "count": {count}, "seed": 9, "variants": 8, "subdivisions": 2,
+                                   "avoid_overlap": false, "radius": [0.3, 1.0],
+                                   "material": {{ "type": "albedo", "color": [0.4, 0.4, 0.4],
+                                                  "variation": 0.1 }} }} }}"#
+            );
+            World::build(&crate::scene::parse(&src, "m.json", std::path::Path::new(".")).unwrap())
+        };
+        let few = world(1_000);
+        let many = world(101_000);
+        assert_eq!(many.rock_count, 101_000);
+        assert_eq!(many.meshes.len(), few.meshes.len(), "the same 8 variants");
+        let per_rock = (many.memory_bytes() - few.memory_bytes()) as f64 / 100_000.0;
+        println!("{per_rock:.1} bytes a scattered rock");
+        assert!(per_rock <= 128.0, "{per_rock:.1} bytes a rock");
     }
 }

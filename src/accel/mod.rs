@@ -11,7 +11,7 @@ pub mod wide;
 
 pub use bvh::{Bvh, Hit, Tree};
 pub use heightfield::HeightField;
-pub use top::{Object, ObjectHit, TopLevel, Transform};
+pub use top::{Object, ObjectHit, ObjectRef, TopLevel};
 
 /// Fixtures the structures' tests share: triangle soups and random rays.
 #[cfg(test)]

@@ -17,37 +17,51 @@ use super::heightfield::HeightField;
 use super::octet::{rays_of, OCTET};
 use crate::ray::{Aabb, Ray};
 
-/// A placement of a mesh: world from object and its inverse.
-#[derive(Debug, Clone, Copy)]
-pub struct Transform {
-    /// Object space to world space.
-    pub world_from_object: Affine3A,
-    /// World space to object space.
-    pub object_from_world: Affine3A,
-}
-
-impl Transform {
-    /// The placement `world_from_object` with its inverse.
-    pub fn new(world_from_object: Affine3A) -> Transform {
-        Transform {
-            world_from_object,
-            object_from_world: world_from_object.inverse(),
-        }
-    }
-}
-
-/// One object under the top level.
+/// One object given to the top level.
 #[derive(Debug, Clone)]
 pub enum Object {
     /// A terrain grid traced through its min/max hierarchy.
     Terrain(Box<HeightField>),
-    /// Mesh number `mesh`, in world space (`None`) or placed by a transform.
+    /// Mesh number `mesh`, in world space ([`Object::WORLD`]) or placed by
+    /// placement number `placement` of the top level.
     Mesh {
         /// Index into the top level's meshes.
         mesh: u32,
-        /// Placement, or `None` for a mesh already in world space.
-        transform: Option<Transform>,
+        /// Index into the top level's placements, or [`Object::WORLD`].
+        placement: u32,
     },
+}
+
+impl Object {
+    /// The `placement` of a mesh already in world space.
+    pub const WORLD: u32 = u32::MAX;
+}
+
+/// One object under the top level, as it is kept: [`Object`] less the
+/// terrain itself.
+#[derive(Debug, Clone, Copy)]
+pub enum ObjectRef<'a> {
+    /// A terrain grid.
+    Terrain(&'a HeightField),
+    /// A mesh in world space or placed (see [`Object::Mesh`]).
+    Mesh {
+        /// Index into the top level's meshes.
+        mesh: u32,
+        /// Index into the top level's placements, or [`Object::WORLD`].
+        placement: u32,
+    },
+}
+
+/// An object's slot, 8 bytes: a mesh and its placement, or (with `mesh`
+/// [`Slot::TERRAIN`]) a terrain and its index among the fields.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    mesh: u32,
+    placement: u32,
+}
+
+impl Slot {
+    const TERRAIN: u32 = u32::MAX;
 }
 
 /// The closest hit in a scene: which object, and the hit on it (t in world
@@ -63,44 +77,94 @@ pub struct ObjectHit {
 /// The objects of a scene, their meshes and the BVH over their bounds.
 #[derive(Debug, Clone)]
 pub struct TopLevel {
-    objects: Vec<Object>,
+    slots: Vec<Slot>,
+    fields: Vec<HeightField>,
     meshes: Vec<Bvh>,
+    /// Per placement, world space to the instance's object space: the only
+    /// thing an instance keeps besides its object slot (the world-from-object
+    /// map is needed for the bounds alone, at build time).
+    object_from_world: Vec<Frame>,
     tree: Tree,
     /// Object index of each leaf-order slot.
     order: Vec<u32>,
 }
 
 impl TopLevel {
-    /// Builds the top level over `objects`, whose meshes are `meshes`.
+    /// Builds the top level over `objects`, whose meshes are `meshes` and
+    /// whose placements (world from object) are `placements`.
     ///
     /// # Panics
-    /// If an object names a mesh that is not in `meshes`.
-    pub fn build(objects: Vec<Object>, meshes: Vec<Bvh>) -> TopLevel {
+    /// If an object names a mesh or a placement that is not given.
+    pub fn build(objects: Vec<Object>, meshes: Vec<Bvh>, placements: Vec<Affine3A>) -> TopLevel {
         let bounds: Vec<Aabb> = objects
             .iter()
             .map(|o| match o {
                 Object::Terrain(field) => field.bounds(),
-                Object::Mesh { mesh, transform } => {
+                Object::Mesh { mesh, placement } => {
                     let b = meshes[*mesh as usize].bounds();
-                    match transform {
-                        None => b,
-                        Some(t) => transform_bounds(&b, &t.world_from_object),
+                    match *placement {
+                        Object::WORLD => b,
+                        p => transform_bounds(&b, &placements[p as usize]),
                     }
                 }
             })
             .collect();
         let (tree, order) = Tree::build(&bounds, LeafCost::PerPrimitive);
+        let object_from_world = placements.iter().map(|m| Frame::of(&m.inverse())).collect();
+        let mut fields = Vec::new();
+        let slots = objects
+            .into_iter()
+            .map(|o| match o {
+                Object::Terrain(field) => {
+                    fields.push(*field);
+                    Slot {
+                        mesh: Slot::TERRAIN,
+                        placement: fields.len() as u32 - 1,
+                    }
+                }
+                Object::Mesh { mesh, placement } => Slot { mesh, placement },
+            })
+            .collect();
         TopLevel {
-            objects,
+            slots,
+            fields,
             meshes,
+            object_from_world,
             tree,
             order,
         }
     }
 
+    /// World space to the object space of placement `placement`, or `None`
+    /// for [`Object::WORLD`].
+    #[inline]
+    pub fn object_from_world(&self, placement: u32) -> Option<Affine3A> {
+        self.object_from_world
+            .get(placement as usize)
+            .map(Frame::affine)
+    }
+
     /// The objects, in the order given to [`TopLevel::build`].
-    pub fn objects(&self) -> &[Object] {
-        &self.objects
+    pub fn objects(&self) -> impl ExactSizeIterator<Item = ObjectRef<'_>> + '_ {
+        (0..self.slots.len() as u32).map(|k| self.object(k))
+    }
+
+    /// Object `k`, numbered in the order given to [`TopLevel::build`].
+    #[inline]
+    pub fn object(&self, k: u32) -> ObjectRef<'_> {
+        let slot = self.slots[k as usize];
+        match slot.mesh {
+            Slot::TERRAIN => ObjectRef::Terrain(&self.fields[slot.placement as usize]),
+            mesh => ObjectRef::Mesh {
+                mesh,
+                placement: slot.placement,
+            },
+        }
+    }
+
+    /// Number of objects.
+    pub fn object_count(&self) -> usize {
+        self.slots.len()
     }
 
     /// The meshes' BVHs.
@@ -113,14 +177,12 @@ impl TopLevel {
     pub fn memory_bytes(&self) -> usize {
         self.tree.memory_bytes()
             + self.order.len() * 4
-            + self.objects.len() * std::mem::size_of::<Object>()
+            + std::mem::size_of_val(self.slots.as_slice())
+            + std::mem::size_of_val(self.object_from_world.as_slice())
             + self
-                .objects
+                .fields
                 .iter()
-                .map(|o| match o {
-                    Object::Terrain(f) => f.memory_bytes(),
-                    Object::Mesh { .. } => 0,
-                })
+                .map(HeightField::memory_bytes)
                 .sum::<usize>()
             + self.meshes.iter().map(Bvh::memory_bytes).sum::<usize>()
     }
@@ -150,7 +212,7 @@ impl TopLevel {
                 hit,
             });
         }
-        if self.objects.len() > 1 {
+        if self.slots.len() > 1 {
             self.closest_octets(rays, t_max, Some(terrain), hits);
         }
     }
@@ -197,16 +259,12 @@ impl TopLevel {
         t_best: &mut [f32; OCTET],
         best: &mut [Option<ObjectHit>],
     ) {
-        match &self.objects[object as usize] {
-            Object::Mesh { mesh, transform } if !mask.is_power_of_two() => {
-                let (local, ks) = object_rays(octet, mask, transform);
+        match self.object(object) {
+            ObjectRef::Mesh { mesh, placement } if !mask.is_power_of_two() => {
+                let (local, ks) = object_rays(octet, mask, self.object_from_world(placement));
                 let limits: ArrayVec<f32, OCTET> = ks.iter().map(|&k| t_best[k]).collect();
                 let mut found = [None; OCTET];
-                self.meshes[*mesh as usize].intersect_batch(
-                    &local,
-                    &limits,
-                    &mut found[..ks.len()],
-                );
+                self.meshes[mesh as usize].intersect_batch(&local, &limits, &mut found[..ks.len()]);
                 for (&k, found) in ks.iter().zip(found) {
                     if let Some(hit) = found {
                         offer(ObjectHit { object, hit }, &mut t_best[k], &mut best[k]);
@@ -264,7 +322,7 @@ impl TopLevel {
             return;
         };
         field.occluded_batch(rays, t_max, blocked);
-        if self.objects.len() > 1 {
+        if self.slots.len() > 1 {
             for (k, ray) in rays.iter().enumerate() {
                 blocked[k] = blocked[k] || self.any(ray, t_max[k], Some(terrain));
             }
@@ -301,19 +359,20 @@ impl TopLevel {
     /// What object `object` is traced through, with `ray` in its space.
     #[inline]
     fn local(&self, object: u32, ray: &Ray) -> Local<'_> {
-        match &self.objects[object as usize] {
-            Object::Terrain(field) => Local::Field(field),
-            Object::Mesh { mesh, transform } => {
-                Local::Mesh(&self.meshes[*mesh as usize], in_space(ray, transform))
-            }
+        match self.object(object) {
+            ObjectRef::Terrain(field) => Local::Field(field),
+            ObjectRef::Mesh { mesh, placement } => Local::Mesh(
+                &self.meshes[mesh as usize],
+                in_space(ray, self.object_from_world(placement)),
+            ),
         }
     }
 
     /// The terrain object (the first, if several), with its index.
     fn terrain(&self) -> Option<(u32, &HeightField)> {
-        self.objects.iter().enumerate().find_map(|(k, o)| match o {
-            Object::Terrain(field) => Some((k as u32, field.as_ref())),
-            Object::Mesh { .. } => None,
+        self.objects().enumerate().find_map(|(k, o)| match o {
+            ObjectRef::Terrain(field) => Some((k as u32, field)),
+            ObjectRef::Mesh { .. } => None,
         })
     }
 }
@@ -325,13 +384,32 @@ enum Local<'a> {
     Mesh(&'a Bvh, Ray),
 }
 
-/// `ray` in the space of an object placed by `transform` (itself for an
-/// object in world space).
+/// An affine map kept in 48 bytes, its four columns unpadded (an
+/// `Affine3A` pads each to 16): the instance's share of memory. Unpacking
+/// copies the same floats, so rays transform bit for bit as before.
+#[derive(Debug, Clone, Copy)]
+struct Frame([Vec3; 4]);
+
+impl Frame {
+    fn of(m: &Affine3A) -> Frame {
+        let c = m.to_cols_array_2d();
+        Frame(c.map(Vec3::from_array))
+    }
+
+    #[inline]
+    fn affine(&self) -> Affine3A {
+        let [x, y, z, w] = self.0;
+        Affine3A::from_cols(x.into(), y.into(), z.into(), w.into())
+    }
+}
+
+/// `ray` carried into the space of an object placed by `object_from_world`
+/// (itself for an object in world space), t unchanged.
 #[inline]
-fn in_space(ray: &Ray, transform: &Option<Transform>) -> Ray {
-    match transform {
+fn in_space(ray: &Ray, object_from_world: Option<Affine3A>) -> Ray {
+    match object_from_world {
         None => *ray,
-        Some(t) => to_object(ray, t),
+        Some(m) => Ray::new(m.transform_point3(ray.origin), m.transform_vector3(ray.dir)),
     }
 }
 
@@ -356,25 +434,19 @@ fn offer(candidate: ObjectHit, t_best: &mut f32, best: &mut Option<ObjectHit>) {
 }
 
 /// The rays of `octet` named by `mask`, in the object space of an object
-/// placed by `transform`, with their indices in the octet.
+/// placed by `object_from_world`, with their indices in the octet.
 #[inline]
 fn object_rays(
     octet: &[Ray],
     mask: u32,
-    transform: &Option<Transform>,
+    object_from_world: Option<Affine3A>,
 ) -> (ArrayVec<Ray, OCTET>, ArrayVec<usize, OCTET>) {
     let ks: ArrayVec<usize, OCTET> = rays_of(mask).collect();
-    let rays = ks.iter().map(|&k| in_space(&octet[k], transform)).collect();
+    let rays = ks
+        .iter()
+        .map(|&k| in_space(&octet[k], object_from_world))
+        .collect();
     (rays, ks)
-}
-
-/// `ray` carried into an instance's object space (t unchanged).
-#[inline]
-fn to_object(ray: &Ray, t: &Transform) -> Ray {
-    Ray::new(
-        t.object_from_world.transform_point3(ray.origin),
-        t.object_from_world.transform_vector3(ray.dir),
-    )
 }
 
 /// The world box around a transformed object box: the box of its eight
@@ -442,11 +514,11 @@ mod tests {
             let m = placement(k);
             inst.push(Object::Mesh {
                 mesh: 0,
-                transform: Some(Transform::new(m)),
+                placement: k as u32,
             });
             copy.push(Object::Mesh {
                 mesh: k as u32,
-                transform: None,
+                placement: Object::WORLD,
             });
             let mut placed = mesh.clone();
             placed
@@ -455,8 +527,12 @@ mod tests {
                 .for_each(|p| *p = m.transform_point3(*p));
             copies.push(Bvh::build(&placed));
         }
-        let instanced = TopLevel::build(inst, vec![Bvh::build(&mesh)]);
-        let copied = TopLevel::build(copy, copies);
+        let instanced = TopLevel::build(
+            inst,
+            vec![Bvh::build(&mesh)],
+            (0..n).map(placement).collect(),
+        );
+        let copied = TopLevel::build(copy, copies, Vec::new());
         assert_eq!(instanced.meshes().len(), 1, "one mesh for all instances");
         let mut rock_hits = 0;
         for k in 0..4000u64 {
@@ -486,9 +562,17 @@ mod tests {
         // Batches (the terrain's rays walk together) give bit for bit the
         // single-ray answers, for the terrain first among the objects and
         // for the terrain last; a rock resting on the ground makes ties.
-        let mut last = copied.objects.clone();
+        let mut last: Vec<Object> = (0..=n as u32)
+            .map(|k| match k {
+                0 => terrain(),
+                k => Object::Mesh {
+                    mesh: k - 1,
+                    placement: Object::WORLD,
+                },
+            })
+            .collect();
         last.rotate_left(1);
-        let terrain_last = TopLevel::build(last, copied.meshes.clone());
+        let terrain_last = TopLevel::build(last, copied.meshes.clone(), Vec::new());
         let rays: Vec<Ray> = (0..3000u64)
             .map(|k| {
                 let r = |s| crate::hash::unit_f32(k, s, 2);
@@ -522,8 +606,9 @@ mod tests {
         let rock = crate::rock::object_mesh(&crate::rock::SphereMesh::uv(12, 24), None);
         let rocks = (0..60).map(|k| Object::Mesh {
             mesh: 0,
-            transform: Some(Transform::new(placement(k))),
+            placement: k as u32,
         });
+        let places = || (0..60).map(placement).collect::<Vec<_>>();
         let heights = Heightmap::new(
             17,
             17,
@@ -538,8 +623,9 @@ mod tests {
                 .chain(rocks.clone())
                 .collect(),
             vec![Bvh::build(&rock)],
+            places(),
         );
-        let alone = TopLevel::build(rocks.collect(), vec![Bvh::build(&rock)]);
+        let alone = TopLevel::build(rocks.collect(), vec![Bvh::build(&rock)], places());
         let eye = Vec3::new(-16.0, 9.0, -18.0);
         let rays: Vec<Ray> = (0..48 * 64)
             .map(|k| {
@@ -566,7 +652,7 @@ mod tests {
                 );
                 assert_eq!(blocked[k], top.occluded(ray, t_max[k]), "ray {k}");
                 rock_hits += hits[k]
-                    .is_some_and(|h| matches!(top.objects[h.object as usize], Object::Mesh { .. }))
+                    .is_some_and(|h| matches!(top.object(h.object), ObjectRef::Mesh { .. }))
                     as usize;
             }
             assert!(rock_hits > 300, "rays hit rocks ({rock_hits})");

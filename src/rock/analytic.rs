@@ -32,6 +32,12 @@ impl AnalyticRock {
         }
     }
 
+    /// World point `p` in the rock's own (unit-sphere) space.
+    #[inline]
+    pub fn to_object(&self, p: Vec3) -> Vec3 {
+        self.object_from_world.transform_point3(p)
+    }
+
     /// World bounds.
     pub fn bounds(&self) -> Aabb {
         let r = Vec3::splat(self.place.bounding_radius(0.0));

@@ -903,7 +903,7 @@ impl Default for RockMaterialFile {
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScatterFile {
-    /// Number of rocks, 0..=20000. Default 40.
+    /// Number of rocks, 0..=1000000. Default 40.
     #[serde(default = "default_count")]
     pub count: u32,
     /// Radius range [min, max], world units, 0 < min <= max. Default [0.5, 2].

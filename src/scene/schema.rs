@@ -85,7 +85,7 @@ pub const RANGES: &[(&str, f64, f64, bool)] = &[
     ("rocks[].slices", 3.0, 2048.0, false),
     ("rocks[].displacement.scale", -1e3, 1e3, false),
     ("rocks[].displacement.bias", 0.0, 1.0, false),
-    ("scatter.count", 0.0, 20000.0, false),
+    ("scatter.count", 0.0, 1000000.0, false),
     ("scatter.sink", 0.0, 1.0, false),
     ("scatter.stacks", 2.0, 1024.0, false),
     ("scatter.slices", 3.0, 2048.0, false),

@@ -1203,7 +1203,7 @@ fn validate_scatter(
     textures: &mut TextureCache,
 ) -> Check<ScatterSpec> {
     let p = "scatter";
-    let count = count(&format!("{p}.count"), s.count, 0, 20_000)?;
+    let count = count(&format!("{p}.count"), s.count, 0, 1_000_000)?;
     let r0 = above(&format!("{p}.radius[0]"), s.radius[0], 0.0, 1e6)?;
     let r1 = within(&format!("{p}.radius[1]"), s.radius[1], r0, 1e6)?;
     let q0 = above(&format!("{p}.squash[0]"), s.squash[0], 0.0, 4.0)?;

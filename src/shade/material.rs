@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use glam::{Affine3A, Vec3};
+use glam::Vec3;
 
 use crate::texture::{Filter, Texture};
 
@@ -35,28 +35,65 @@ pub enum Material {
     },
     /// One albedo.
     Albedo(Vec3),
-    /// Albedo from a texture wrapped around a rock: the hit point taken to
-    /// the rock's object space gives (u, v) as for its displacement.
+    /// Albedo from a texture wrapped around a rock: the hit point in the
+    /// rock's own (unit-sphere) space gives (u, v) as for its displacement.
     RockTexture {
         /// Index into the world's textures.
         texture: u16,
-        /// World to the rock's unit-sphere space.
-        object_from_world: Affine3A,
+    },
+    /// One albedo made a little lighter or darker for each of a run of
+    /// objects (scattered rocks), by a hash of the object's place in the
+    /// run: one material for any number of rocks.
+    Tinted {
+        /// The albedo before the tint.
+        color: Vec3,
+        /// Largest change of brightness, a fraction.
+        variation: f32,
+        /// Seed of the tint's hash.
+        seed: u64,
+        /// Index of the run's first object.
+        first: u32,
     },
 }
 
+/// Where on a surface an albedo is looked up.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SurfacePoint {
+    /// World position.
+    pub point: Vec3,
+    /// Unit shading normal.
+    pub normal: Vec3,
+    /// Index of the triangle (0 for analytic rocks).
+    pub face: u32,
+    /// Index of the object.
+    pub object: u32,
+    /// For a rock, the point in its own unit-sphere space (zero otherwise).
+    pub rock_point: Vec3,
+}
+
 impl Material {
-    /// Albedo at world point `p` with unit normal `n` on triangle `face`;
-    /// `textures` are the world's textures that `RockTexture` indexes.
+    /// The tint of object `object` of a [`Material::Tinted`] run.
     #[inline]
-    pub fn albedo(&self, p: Vec3, n: Vec3, face: u32, textures: &[Arc<Texture>]) -> Vec3 {
+    pub fn tint(color: Vec3, variation: f32, seed: u64, index: u32) -> Vec3 {
+        let jitter = 2.0 * crate::hash::unit_f32(seed, 0x7A42, index as u64) - 1.0;
+        (color * (1.0 + variation * jitter)).clamp(Vec3::ZERO, Vec3::ONE)
+    }
+
+    /// Albedo at `at`; `textures` are the world's textures that
+    /// `RockTexture` indexes.
+    #[inline]
+    pub fn albedo(&self, at: &SurfacePoint, textures: &[Arc<Texture>]) -> Vec3 {
+        let (p, n, face) = (at.point, at.normal, at.face);
         match *self {
             Material::Albedo(c) => c,
-            Material::RockTexture {
-                texture,
-                object_from_world,
-            } => {
-                let d = object_from_world.transform_point3(p).normalize_or(Vec3::Y);
+            Material::Tinted {
+                color,
+                variation,
+                seed,
+                first,
+            } => Material::tint(color, variation, seed, at.object.wrapping_sub(first)),
+            Material::RockTexture { texture } => {
+                let d = at.rock_point.normalize_or(Vec3::Y);
                 let (u, v) = crate::rock::uv_of(d);
                 textures[texture as usize].sample(u, v, Filter::Bilinear)
             }
@@ -99,6 +136,16 @@ fn smoothstep(e0: f32, e1: f32, x: f32) -> f32 {
 mod tests {
     use super::*;
 
+    fn at(point: Vec3, normal: Vec3, face: u32) -> SurfacePoint {
+        SurfacePoint {
+            point,
+            normal,
+            face,
+            object: 0,
+            rock_point: Vec3::ZERO,
+        }
+    }
+
     #[test]
     fn smoothstep_over_zero_width_is_a_step() {
         assert_eq!(smoothstep(0.0, 0.0, -1e-9), 0.0);
@@ -118,12 +165,12 @@ mod tests {
             variation: 0.0,
         };
         let flat = Vec3::Y;
-        assert_eq!(m.albedo(Vec3::new(0.0, 0.0, 0.0), flat, 0, &[]), SAND);
-        assert_eq!(m.albedo(Vec3::new(0.0, 5.0, 0.0), flat, 0, &[]), GRASS);
-        assert_eq!(m.albedo(Vec3::new(0.0, 13.0, 0.0), flat, 0, &[]), ROCK);
-        assert_eq!(m.albedo(Vec3::new(0.0, 19.0, 0.0), flat, 0, &[]), SNOW);
+        assert_eq!(m.albedo(&at(Vec3::new(0.0, 0.0, 0.0), flat, 0), &[]), SAND);
+        assert_eq!(m.albedo(&at(Vec3::new(0.0, 5.0, 0.0), flat, 0), &[]), GRASS);
+        assert_eq!(m.albedo(&at(Vec3::new(0.0, 13.0, 0.0), flat, 0), &[]), ROCK);
+        assert_eq!(m.albedo(&at(Vec3::new(0.0, 19.0, 0.0), flat, 0), &[]), SNOW);
         let cliff = Vec3::new(1.0, 0.2, 0.0).normalize();
-        assert_eq!(m.albedo(Vec3::new(0.0, 5.0, 0.0), cliff, 0, &[]), ROCK);
+        assert_eq!(m.albedo(&at(Vec3::new(0.0, 5.0, 0.0), cliff, 0), &[]), ROCK);
     }
 
     #[test]
@@ -138,12 +185,15 @@ mod tests {
         };
         let p = Vec3::new(0.0, 5.0, 0.0);
         let values: Vec<f32> = (0..200)
-            .map(|f| m.albedo(p, Vec3::Y, f, &[]).y / GRASS.y)
+            .map(|f| m.albedo(&at(p, Vec3::Y, f), &[]).y / GRASS.y)
             .collect();
         assert!(values.iter().all(|v| (0.95..=1.05).contains(v)));
         let spread = values.iter().cloned().fold(f32::MIN, f32::max)
             - values.iter().cloned().fold(f32::MAX, f32::min);
         assert!(spread > 0.08, "faces differ: {spread}");
-        assert_eq!(m.albedo(p, Vec3::Y, 7, &[]), m.albedo(p, Vec3::Y, 7, &[]));
+        assert_eq!(
+            m.albedo(&at(p, Vec3::Y, 7), &[]),
+            m.albedo(&at(p, Vec3::Y, 7), &[])
+        );
     }
 }

@@ -5,7 +5,7 @@ pub mod material;
 pub mod sky;
 pub mod tonemap;
 
-pub use material::Material;
+pub use material::{Material, SurfacePoint};
 pub use sky::Sky;
 pub use tonemap::Tonemap;
 
