@@ -435,6 +435,7 @@ impl World {
                         s.params.seed,
                         v,
                         s.variants,
+                        s.facets,
                     )
                 })
                 .collect();

@@ -207,14 +207,22 @@ pub const SHAPE_MAX: f32 = 0.15;
 /// added to the radius, and its own turn of the displacement (the
 /// direction rotated by a random rotation before the lookup), so that the
 /// field does not look cloned.
+///
+/// With `facets`, that many fracture planes then cut each variant (its own
+/// planes: a random unit normal n and an offset c in [0.6, 0.9] from the
+/// centre): a point of the shape beyond a plane (p·n > c) is moved back
+/// onto it along n, so the stone has flat broken faces meeting in sharp
+/// edges; the displacement is added after the cuts, so the faces keep its
+/// fine relief.
 pub fn variant_mesh(
     sphere: &SphereMesh,
     disp: Option<&Displacement>,
     seed: u64,
     v: u32,
     variants: u32,
+    facets: u32,
 ) -> TriangleMesh {
-    if variants <= 1 {
+    if variants <= 1 && facets == 0 {
         return object_mesh(sphere, disp);
     }
     let u = |k: u64| crate::hash::unit_f32(seed, 0x7A41 + k, v as u64);
@@ -228,6 +236,9 @@ pub fn variant_mesh(
         .map(|i| (axis(10 * i), (u(10 * i + 2) - 0.5) * SHAPE_MAX))
         .collect();
     let turn = glam::Quat::from_axis_angle(axis(50), u(52) * std::f32::consts::TAU);
+    let planes: Vec<(Vec3, f32)> = (0..facets as u64)
+        .map(|i| (axis(100 + 3 * i), 0.6 + 0.3 * u(102 + 3 * i)))
+        .collect();
     let offsets = vertex_offsets(sphere, disp, Some(turn));
     let positions = sphere
         .dirs
@@ -238,7 +249,14 @@ pub fn variant_mesh(
                 .iter()
                 .map(|&(l, a)| a * ((d.dot(l) + 1.0) * 0.5).powi(3))
                 .sum();
-            d * (1.0 + shape + off)
+            let mut p = d * (1.0 + shape);
+            for &(n, c) in &planes {
+                let beyond = p.dot(n) - c;
+                if beyond > 0.0 {
+                    p -= beyond * n;
+                }
+            }
+            p + d * off
         })
         .collect();
     finish(positions, sphere, false)

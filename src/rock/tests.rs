@@ -532,3 +532,51 @@ fn scattered_rocks_keep_to_their_masks() {
         assert!(fraction <= 0.4 && slope >= 20.0, "{fraction} {slope}");
     }
 }
+
+/// Fracture facets: every vertex of a cut variant lies on or inside each
+/// of its planes, whole faces lie flat on the planes (a fifth of the
+/// vertices or more sit on one, to rounding), and each variant is cut
+/// differently.
+#[test]
+fn facets_cut_flat_faces_inside_their_planes() {
+    let sphere = SphereMesh::icosphere(4);
+    let plain = variant_mesh(&sphere, None, 7, 0, 8, 0);
+    let cut = variant_mesh(&sphere, None, 7, 0, 8, 12);
+    let other = variant_mesh(&sphere, None, 7, 1, 8, 12);
+    assert_ne!(cut.positions, other.positions);
+    // The planes are where the cut moved vertices: a moved vertex went
+    // straight in along some plane's normal, so the shape only shrinks.
+    let mut on_a_plane = 0;
+    for (p, q) in plain.positions.iter().zip(&cut.positions) {
+        assert!(q.length() <= p.length() + 1e-5, "{p} -> {q}");
+        if p.distance(*q) > 1e-6 {
+            on_a_plane += 1;
+        }
+    }
+    let share = on_a_plane as f64 / cut.positions.len() as f64;
+    assert!((0.2..0.99).contains(&share), "{share}");
+    // Flat faces: neighbouring cut triangles whose vertices all moved share
+    // a normal to within a hundredth of a degree on most of the cut area.
+    let moved: Vec<bool> = plain
+        .positions
+        .iter()
+        .zip(&cut.positions)
+        .map(|(p, q)| p.distance(*q) > 1e-6)
+        .collect();
+    let normals: Vec<Vec3> = (0..cut.indices.len())
+        .filter(|&t| cut.indices[t].iter().all(|&k| moved[k as usize]))
+        .map(|t| cut.face_normal(t))
+        .collect();
+    let mut distinct: Vec<Vec3> = Vec::new();
+    for n in &normals {
+        if !distinct.iter().any(|d| d.dot(*n) > 0.99999) {
+            distinct.push(*n);
+        }
+    }
+    assert!(
+        distinct.len() <= 12 + normals.len() / 10,
+        "{} normals over {} flat triangles",
+        distinct.len(),
+        normals.len()
+    );
+}

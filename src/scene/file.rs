@@ -948,6 +948,10 @@ pub struct ScatterFile {
     /// Which one a rock takes is a hash of its index. Default 8.
     #[serde(default = "default_variants")]
     pub variants: u32,
+    /// Fracture planes cut into each variant, 0..=32: flat broken faces
+    /// with sharp edges, as split stone has. Default 0.
+    #[serde(default)]
+    pub facets: u32,
     /// Displacement of the shared mesh (`scale` as a fraction of the radius).
     #[serde(default)]
     pub displacement: Option<DisplacementFile>,

@@ -183,6 +183,8 @@ pub struct ScatterSpec {
     pub tessellation: Tessellation,
     /// Differently shaped meshes the rocks are instances of.
     pub variants: u32,
+    /// Fracture planes cut into each variant.
+    pub facets: u32,
     /// Per-rock brightness variation of an albedo, fraction.
     pub variation: f32,
     /// Displacement (fraction of the radius).

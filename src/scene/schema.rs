@@ -89,6 +89,8 @@ pub const RANGES: &[(&str, f64, f64, bool)] = &[
     ("scatter.sink", 0.0, 1.0, false),
     ("scatter.stacks", 2.0, 1024.0, false),
     ("scatter.slices", 3.0, 2048.0, false),
+    ("scatter.variants", 1.0, 64.0, false),
+    ("scatter.facets", 0.0, 32.0, false),
     ("sun.elevation", -90.0, 90.0, false),
     ("sun.intensity", 0.0, 1000.0, false),
     ("sun.angular_diameter", 0.0, 20.0, false),

@@ -1229,12 +1229,13 @@ fn validate_scatter(
         s.subdivisions,
     )?;
     let variants = self::count(&format!("{p}.variants"), s.variants, 1, 64)?;
+    let facets = self::count(&format!("{p}.facets"), s.facets, 0, 32)?;
     let displacement = s
         .displacement
         .as_ref()
         .map(|d| validate_displacement(&format!("{p}.displacement"), d, textures))
         .transpose()?;
-    let shape = if variants > 1 {
+    let shape = if variants > 1 || facets > 0 {
         crate::rock::SHAPE_MAX
     } else {
         0.0
@@ -1276,6 +1277,7 @@ fn validate_scatter(
         },
         tessellation,
         variants,
+        facets,
         variation: match s.material {
             RockMaterialFile::Albedo { variation, .. } => {
                 within(&format!("{p}.material.variation"), variation, 0.0, 0.5)? as f32
