@@ -23,6 +23,12 @@ pub enum Tessellation {
         /// Times each face is split in four.
         subdivisions: u32,
     },
+    /// A cube sphere: each face a grid of 2^subdivisions × 2^subdivisions
+    /// cells, 12 · 4^subdivisions triangles.
+    Cube {
+        /// Times each face's cells are split in four.
+        subdivisions: u32,
+    },
 }
 
 impl Tessellation {
@@ -31,6 +37,7 @@ impl Tessellation {
         match self {
             Tessellation::Uv { stacks, slices } => SphereMesh::triangle_count(stacks, slices),
             Tessellation::Icosphere { subdivisions } => 20 << (2 * subdivisions),
+            Tessellation::Cube { subdivisions } => 12 << (2 * subdivisions),
         }
     }
 
@@ -39,6 +46,7 @@ impl Tessellation {
         match self {
             Tessellation::Uv { stacks, slices } => SphereMesh::uv(stacks, slices),
             Tessellation::Icosphere { subdivisions } => SphereMesh::icosphere(subdivisions),
+            Tessellation::Cube { subdivisions } => SphereMesh::cube(subdivisions),
         }
     }
 }
@@ -135,6 +143,73 @@ impl SphereMesh {
                 next.extend([[a, ab, ca], [b, bc, ab], [c, ca, bc], [ab, bc, ca]]);
             }
             indices = next;
+        }
+        let uv = dirs
+            .iter()
+            .map(|&d| {
+                let (u, v) = super::uv_of(d);
+                Vec2::new(u, v)
+            })
+            .collect();
+        SphereMesh {
+            stacks: 0,
+            slices: 0,
+            dirs,
+            uv,
+            indices,
+        }
+    }
+
+    /// The equi-angular cube sphere of `subdivisions`: each face of the
+    /// cube [−1, 1]³ a grid of n × n cells (n = 2^subdivisions) whose lines
+    /// are equally spaced in angle (a face coordinate c in [−1, 1] goes to
+    /// tan(c·π/4)), pushed out to the sphere; each cell is split along its
+    /// shorter diagonal. Vertices on the cube's edges are shared by the
+    /// faces that meet there, so the mesh is welded: 6n² + 2 vertices,
+    /// 12n² triangles. Texture coordinates are those of [`super::uv_of`].
+    pub fn cube(subdivisions: u32) -> SphereMesh {
+        let n = 1i32 << subdivisions;
+        let mut dirs: Vec<Vec3> = Vec::new();
+        let mut index: std::collections::HashMap<[i32; 3], u32> = std::collections::HashMap::new();
+        let mut indices = Vec::with_capacity(12 * (n * n) as usize);
+        let warp = |i: i32| (std::f32::consts::FRAC_PI_4 * (2.0 * i as f32 / n as f32 - 1.0)).tan();
+        // Each face: the axis of its normal, the normal's sign, and two
+        // tangent axes ordered so that (t1 × t2) points outward.
+        for axis in 0..3usize {
+            for side in [0, n] {
+                let (t1, t2) = if side == n {
+                    ((axis + 1) % 3, (axis + 2) % 3)
+                } else {
+                    ((axis + 2) % 3, (axis + 1) % 3)
+                };
+                let mut vertex = |a: i32, b: i32, dirs: &mut Vec<Vec3>| -> u32 {
+                    let mut key = [0i32; 3];
+                    key[axis] = side;
+                    key[t1] = a;
+                    key[t2] = b;
+                    *index.entry(key).or_insert_with(|| {
+                        let d = Vec3::new(warp(key[0]), warp(key[1]), warp(key[2]));
+                        dirs.push(d.normalize());
+                        dirs.len() as u32 - 1
+                    })
+                };
+                for a in 0..n {
+                    for b in 0..n {
+                        let [p, q, r, s] = [
+                            vertex(a, b, &mut dirs),
+                            vertex(a + 1, b, &mut dirs),
+                            vertex(a + 1, b + 1, &mut dirs),
+                            vertex(a, b + 1, &mut dirs),
+                        ];
+                        let d = |i: u32| dirs[i as usize];
+                        if d(p).distance(d(r)) <= d(q).distance(d(s)) {
+                            indices.extend([[p, q, r], [p, r, s]]);
+                        } else {
+                            indices.extend([[p, q, s], [q, r, s]]);
+                        }
+                    }
+                }
+            }
         }
         let uv = dirs
             .iter()

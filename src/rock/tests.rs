@@ -580,3 +580,40 @@ fn facets_cut_flat_faces_inside_their_planes() {
         normals.len()
     );
 }
+
+/// The cube sphere: 6n² + 2 welded vertices, 12n² outward triangles, no
+/// poles, the largest triangle at most twice the smallest.
+#[test]
+fn cube_spheres_are_welded_and_of_one_size() {
+    for s in 0..=5u32 {
+        let n = 1usize << s;
+        let m = SphereMesh::cube(s);
+        assert_eq!(m.dirs.len(), 6 * n * n + 2, "s = {s}");
+        assert_eq!(
+            m.indices.len(),
+            Tessellation::Cube { subdivisions: s }.triangle_count()
+        );
+        assert!(m.dirs.iter().all(|d| (d.length() - 1.0).abs() < 1e-6));
+        for t in &m.indices {
+            let [a, b, c] = t.map(|v| m.dirs[v as usize]);
+            assert!(
+                (b - a).cross(c - a).dot(a + b + c) > 0.0,
+                "s = {s}: faces outward"
+            );
+        }
+        // Welded: every edge is shared by exactly two triangles.
+        let mut edges = std::collections::HashMap::new();
+        for t in &m.indices {
+            for k in 0..3 {
+                let (a, b) = (t[k], t[(k + 1) % 3]);
+                *edges.entry((a.min(b), a.max(b))).or_insert(0) += 1;
+            }
+        }
+        assert!(edges.values().all(|&c| c == 2), "s = {s}: closed");
+        assert!((0..m.dirs.len()).all(|k| !m.is_pole(k)));
+        let a = areas(&m);
+        let ratio =
+            a.iter().copied().fold(0.0, f32::max) / a.iter().copied().fold(f32::MAX, f32::min);
+        assert!(ratio <= 2.0, "s = {s}: area ratio {ratio}");
+    }
+}

@@ -757,12 +757,13 @@ pub struct RockFile {
     /// Longitude segments, 3..=2048. Default 96.
     #[serde(default = "default_slices")]
     pub slices: u32,
-    /// `uv` (a UV sphere of `stacks` × `slices`, the default) or
+    /// `uv` (a UV sphere of `stacks` × `slices`, the default),
     /// `icosphere` (a subdivided icosahedron: no poles, triangles of
-    /// nearly one size).
+    /// nearly one size) or `cube` (a cube sphere: likewise).
     #[serde(default)]
     pub tessellation: TessellationFile,
-    /// Icosphere subdivisions, 0..=7 (20 · 4^n triangles). Default 4.
+    /// Icosphere or cube sphere subdivisions, 0..=7 (20 · 4^n or 12 · 4^n
+    /// triangles). Default 4.
     #[serde(default = "default_subdivisions")]
     pub subdivisions: u32,
     /// Displacement map; none leaves the ellipsoid smooth.
@@ -799,6 +800,8 @@ pub enum TessellationFile {
     Uv,
     /// A subdivided icosahedron (`subdivisions`).
     Icosphere,
+    /// A cube sphere, each face 2^subdivisions cells square (`subdivisions`).
+    Cube,
 }
 
 /// How a displacement map is laid on a rock.
@@ -932,11 +935,13 @@ pub struct ScatterFile {
     /// Longitude segments of a UV sphere, 3..=2048. Default 32.
     #[serde(default)]
     pub slices: Option<u32>,
-    /// `icosphere` (the default: no poles, triangles of nearly one size)
-    /// or `uv` (the default where `stacks` or `slices` is given).
+    /// `icosphere` (the default: no poles, triangles of nearly one size),
+    /// `cube` (a cube sphere: likewise) or `uv` (the default where
+    /// `stacks` or `slices` is given).
     #[serde(default)]
     pub tessellation: Option<TessellationFile>,
-    /// Icosphere subdivisions, 0..=7 (20 · 4^n triangles). Default 3.
+    /// Icosphere or cube sphere subdivisions, 0..=7 (20 · 4^n or 12 · 4^n
+    /// triangles). Default 3.
     #[serde(default = "default_scatter_subdivisions")]
     pub subdivisions: u32,
     /// Where rocks may lie: heights (fractions of the terrain's relief) and

@@ -1145,6 +1145,9 @@ fn tessellation(
         TessellationFile::Icosphere => Tessellation::Icosphere {
             subdivisions: count(&format!("{path}.subdivisions"), subdivisions, 0, 7)?,
         },
+        TessellationFile::Cube => Tessellation::Cube {
+            subdivisions: count(&format!("{path}.subdivisions"), subdivisions, 0, 7)?,
+        },
     })
 }
 
