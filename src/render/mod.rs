@@ -249,12 +249,13 @@ fn render_tile(
     let per_hit = 1 + scene.sky_light.samples as usize;
     let mut queries = Vec::with_capacity(per_hit * hits.len());
     let mut limits = Vec::with_capacity(per_hit * hits.len());
-    let mut hit_of_ray = hits.iter();
+    let mut hit_of_ray = rays.iter().zip(&hits);
     for &(x, y, s, has_ray) in &samples {
         if has_ray {
-            if let Some(Some(hit)) = hit_of_ray.next() {
+            let (ray, hit) = hit_of_ray.next().expect("one hit slot per ray");
+            if let Some((first, _)) = first_surface(scene, ray, hit.as_ref()) {
                 let rng = sampler::SampleRng::new(seed, pixel_index(x, y), s, n);
-                light_probes(scene, hit, &rng, &mut |probe| {
+                light_probes(scene, &first, &rng, &mut |probe| {
                     queries.push(probe.ray());
                     limits.push(probe.t_max);
                 });
@@ -335,17 +336,136 @@ fn shade(
 ) -> Vec3 {
     let sun = &scene.sun;
     let sky = || scene.sky.radiance(ray.dir, sun.direction, sun.radiance);
-    let Some(hit) = hit else {
+    let Some((first, on_water)) = first_surface(scene, ray, hit) else {
         return sky() + sun_disc(sun, ray.dir);
     };
-    let albedo = world.albedo(hit);
-    // Lambert: reflected radiance = albedo/π · sun irradiance; the sky
-    // light is already a radiance that the albedo multiplies.
-    let (sun_e, sky_l) = lights(scene, hit, rng, occluded, rays);
-    let surface = albedo * (sun_e * std::f32::consts::FRAC_1_PI + sky_l);
+    let surface = match (on_water, &scene.water) {
+        (true, Some(water)) => {
+            water_radiance(scene, world, water, ray, &first, rng, occluded, rays)
+        }
+        _ => lambert(scene, world, &first, rng, occluded, rays),
+    };
     scene
         .fog
-        .apply(surface, ray.origin.y, ray.dir.y, hit.t, sky)
+        .apply(surface, ray.origin.y, ray.dir.y, first.t, sky)
+}
+
+/// Radiance leaving the Lambertian surface `hit` (before fog):
+/// albedo/π · sun irradiance + albedo · sky light, the albedo darkened
+/// where a water plane wets the ground.
+#[inline]
+fn lambert(
+    scene: &Scene,
+    world: &World,
+    hit: &SurfaceHit,
+    rng: &sampler::SampleRng,
+    occluded: &mut impl FnMut(&Probe) -> bool,
+    rays: &mut u64,
+) -> Vec3 {
+    let mut albedo = world.albedo(hit);
+    if let Some(water) = &scene.water {
+        albedo *= water.wet_factor(hit.point.y);
+    }
+    let (sun_e, sky_l) = lights(scene, hit, rng, occluded, rays);
+    albedo * (sun_e * std::f32::consts::FRAC_1_PI + sky_l)
+}
+
+/// The first surface along `ray` whose closest scene hit is `hit`: that
+/// hit, or the water's surface where the ray meets the water first (then
+/// with `true`; the water's normal here is straight up, the waves tilt
+/// only the mirror and refraction directions).
+#[inline]
+fn first_surface(scene: &Scene, ray: &Ray, hit: Option<&SurfaceHit>) -> Option<(SurfaceHit, bool)> {
+    let t_hit = hit.map_or(f32::INFINITY, |h| h.t);
+    match scene
+        .water
+        .as_ref()
+        .and_then(|w| w.hit(ray.origin, ray.dir, t_hit))
+    {
+        Some(t) => Some((
+            SurfaceHit {
+                t,
+                point: ray.at(t),
+                geometric_normal: Vec3::Y,
+                normal: Vec3::Y,
+                material: 0,
+                face: 0,
+                object: u32::MAX,
+            },
+            true,
+        )),
+        None => hit.map(|h| (*h, false)),
+    }
+}
+
+/// Radiance leaving the water surface at `surface` toward the eye (before
+/// the fog in front of it): Fresnel-weighted mirror light and light from
+/// below. The mirror ray and the refracted ray are traced like camera rays
+/// and the surfaces they meet lit as any surface (their shadow rays asked
+/// directly, not through the tile's batch); light from the bottom falls by
+/// Beer–Lambert over its path in the water, down from the surface (along
+/// the sun's refracted direction) and back up to the eye, and the water
+/// body itself sends back `color` times the light on the surface, in the
+/// share the bottom does not fill.
+#[allow(clippy::too_many_arguments)]
+fn water_radiance(
+    scene: &Scene,
+    world: &World,
+    water: &crate::shade::Water,
+    ray: &Ray,
+    surface: &SurfaceHit,
+    rng: &sampler::SampleRng,
+    occluded: &mut impl FnMut(&Probe) -> bool,
+    rays: &mut u64,
+) -> Vec3 {
+    use crate::shade::water::{fresnel, reflect, refract, WATER_INDEX};
+    let sun = &scene.sun;
+    let (sun_e, sky_l) = lights(scene, surface, rng, occluded, rays);
+    let deep = water.color * (sun_e * std::f32::consts::FRAC_1_PI + sky_l);
+    let p = surface.point;
+    let n = water.normal_at(p.x, p.z);
+    let eps = 1e-4 * (1.0 + p.abs().max_element());
+    let mut direct = |probe: &Probe| world.occluded(&probe.ray(), probe.t_max);
+    let f = fresnel(-ray.dir.dot(n), 1.0, WATER_INDEX);
+
+    // The mirror: a ray tilted below the horizon by a wave skims the surface.
+    let mut r = reflect(ray.dir, n);
+    if r.y < 1e-3 {
+        r = Vec3::new(r.x, 1e-3, r.z).normalize();
+    }
+    let mirror_ray = Ray::new(p + Vec3::Y * eps, r);
+    *rays += 1;
+    let mirror = match world.intersect(&mirror_ray) {
+        None => scene.sky.radiance(r, sun.direction, sun.radiance) + sun_disc(sun, r),
+        Some(h) => {
+            let l = lambert(scene, world, &h, rng, &mut direct, rays);
+            scene.fog.apply(l, mirror_ray.origin.y, r.y, h.t, || {
+                scene.sky.radiance(r, sun.direction, sun.radiance)
+            })
+        }
+    };
+
+    // Below: the refracted ray to the bottom, if the bottom is there.
+    let below = match refract(ray.dir, n, 1.0 / WATER_INDEX) {
+        None => deep,
+        Some(t) => {
+            let down = Ray::new(p - Vec3::Y * eps, t);
+            *rays += 1;
+            match world.intersect(&down) {
+                None => deep,
+                Some(h) => {
+                    let bottom = lambert(scene, world, &h, rng, &mut direct, rays);
+                    let depth = (water.level - h.point.y).max(0.0);
+                    let sun_in = refract(-sun.direction, Vec3::Y, 1.0 / WATER_INDEX)
+                        .map_or(1.0, |d| -d.y)
+                        .max(0.1);
+                    let through = water.transmittance(h.t);
+                    bottom * through * water.transmittance(depth / sun_in) + deep * (1.0 - through)
+                }
+            }
+        }
+    };
+    mirror * f + below * (1.0 - f)
 }
 
 /// Sun irradiance and sky light at the surface `hit`.

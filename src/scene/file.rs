@@ -54,6 +54,9 @@ pub struct SceneFile {
     /// Distance fog that fades into the sky colour.
     #[serde(default)]
     pub fog: FogFile,
+    /// A water plane: a sea or lake at a height, reflecting and refracting.
+    #[serde(default)]
+    pub water: Option<WaterFile>,
     /// Motion: frames, and keyframes for the camera and the sun.
     #[serde(default)]
     pub animation: Option<AnimationFile>,
@@ -712,6 +715,58 @@ pub struct FogFile {
     /// Height at which the fog has `density`, world units. Default 0.
     #[serde(default)]
     pub base_height: f64,
+}
+
+/// A water plane at a height, seen from above.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WaterFile {
+    /// Height of the surface, world units. Default, for an island (the
+    /// noise generator's `island`): 1 % of the terrain's height above its
+    /// flat sea floor; otherwise required.
+    #[serde(default)]
+    pub level: Option<f64>,
+    /// Linear RGB colour of deep water, each 0..=1: the fraction of the
+    /// light on the surface that the water body sends back where the
+    /// bottom is out of sight. Default [0.01, 0.045, 0.05].
+    #[serde(default = "default_water_color")]
+    pub color: [f64; 3],
+    /// Path length through the water over which light from the bottom
+    /// falls to 1/e (Beer–Lambert), world units, > 0. Default 4.
+    #[serde(default = "default_clarity")]
+    pub clarity: f64,
+    /// Small waves, as a tilt of the surface normal. Default none.
+    #[serde(default)]
+    pub waves: Option<WavesFile>,
+    /// Height above the level over which the shore dries (wet ground is
+    /// darker), world units, >= 0. Default 1 % of the terrain's height.
+    #[serde(default)]
+    pub shore: Option<f64>,
+}
+
+/// Waves on the water.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WavesFile {
+    /// Height of the waves, world units, 0..=100. Default 0.02.
+    #[serde(default = "default_wave_amplitude")]
+    pub amplitude: f64,
+    /// Wavelength of the longest waves, world units, > 0. Default 2.
+    #[serde(default = "default_wave_scale")]
+    pub scale: f64,
+}
+
+fn default_water_color() -> [f64; 3] {
+    [0.01, 0.045, 0.05]
+}
+fn default_clarity() -> f64 {
+    4.0
+}
+fn default_wave_amplitude() -> f64 {
+    0.02
+}
+fn default_wave_scale() -> f64 {
+    2.0
 }
 
 fn default_fog_density() -> f64 {

@@ -80,6 +80,8 @@ pub struct Scene {
     pub sky_light: SkyLight,
     /// Fog.
     pub fog: Fog,
+    /// A water plane, if any.
+    pub water: Option<crate::shade::Water>,
 }
 
 /// Checked `image` settings.

@@ -431,6 +431,11 @@ pub fn validate(raw: &SceneFile, dir: &Path) -> Check<Scene> {
         height_falloff: within("fog.height_falloff", raw.fog.height_falloff, 0.0, 10.0)? as f32,
         base_height: within("fog.base_height", raw.fog.base_height, -1e7, 1e7)? as f32,
     };
+    let water = raw
+        .water
+        .as_ref()
+        .map(|w| validate_water(w, &terrain, raw.seed))
+        .transpose()?;
     let animation = raw
         .animation
         .as_ref()
@@ -457,6 +462,45 @@ pub fn validate(raw: &SceneFile, dir: &Path) -> Check<Scene> {
         sky,
         sky_light,
         fog,
+        water,
+    })
+}
+
+fn validate_water(
+    w: &WaterFile,
+    terrain: &TerrainSettings,
+    seed: u64,
+) -> Check<crate::shade::Water> {
+    let island = matches!(&terrain.generator, Generator::Noise(n) if n.island.is_some());
+    let level = match w.level {
+        Some(level) => within("water.level", level, -1e7, 1e7)? as f32,
+        None if island => (0.01 * terrain.height) as f32,
+        None => {
+            return Err(Invalid::new(
+                "water",
+                "needs a \"level\" (world units) unless the terrain is an island".to_string(),
+            ))
+        }
+    };
+    Ok(crate::shade::Water {
+        level,
+        color: color("water.color", w.color, 1.0)?,
+        clarity: above("water.clarity", w.clarity, 0.0, 1e7)? as f32,
+        waves: w
+            .waves
+            .as_ref()
+            .map(|v| {
+                Ok::<_, Invalid>(crate::shade::water::Waves {
+                    amplitude: within("water.waves.amplitude", v.amplitude, 0.0, 100.0)? as f32,
+                    scale: above("water.waves.scale", v.scale, 0.0, 1e7)? as f32,
+                })
+            })
+            .transpose()?,
+        shore: match w.shore {
+            Some(s) => within("water.shore", s, 0.0, 1e7)? as f32,
+            None => (0.01 * terrain.height) as f32,
+        },
+        seed: crate::hash::hash3(seed, 0x3A7E, 0),
     })
 }
 

@@ -4,10 +4,12 @@
 pub mod material;
 pub mod sky;
 pub mod tonemap;
+pub mod water;
 
 pub use material::{Material, SurfacePoint};
 pub use sky::Sky;
 pub use tonemap::Tonemap;
+pub use water::Water;
 
 use glam::Vec3;
 

@@ -20,6 +20,12 @@ fn sky_scenes() -> Vec<(&'static str, String)> {
             with_sky(r#"{ "type": "preetham", "turbidity": 4 }"#),
         ),
         ("mars", with_sky(r#"{ "type": "mars" }"#)),
+        (
+            "preetham over water",
+            with_sky(
+                r#"{ "type": "preetham", "turbidity": 4 }, "water": { "level": 4, "waves": {} }"#,
+            ),
+        ),
     ]
 }
 
