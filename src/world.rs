@@ -20,8 +20,9 @@ use crate::ray::Ray;
 use crate::rock::analytic::AnalyticRock;
 use crate::rock::{self, scatter, Placement, SphereMesh, Tessellation};
 use crate::scene::{RockMaterial, Scene};
+use crate::shade::layers::{Ground, Layers};
 use crate::shade::{Material, SurfacePoint};
-use crate::terrain::{self, TerrainGrid};
+use crate::terrain::{self, GroundAttributes, TerrainGrid};
 use crate::texture::Texture;
 
 /// How the geometry is traced.
@@ -72,6 +73,9 @@ pub struct World {
     pub smooth: Vec<bool>,
     /// Textures that materials index.
     pub textures: Vec<Arc<Texture>>,
+    /// The terrain's layered material and what its masks read of the
+    /// ground, where the terrain has one.
+    layers: Option<(Arc<Layers>, GroundAttributes)>,
     /// Rocks traced exactly.
     pub analytic: Vec<AnalyticRock>,
     /// Rocks in the scene (listed, analytic and scattered).
@@ -287,6 +291,7 @@ impl Builder {
             materials: self.materials,
             smooth: self.smooth,
             textures: self.textures,
+            layers: None,
             analytic,
             rock_count,
             ground_under_camera: None,
@@ -343,6 +348,13 @@ impl World {
         } else {
             Vec::new()
         };
+        let layers = ts.layers.as_ref().map(|l| {
+            let uses =
+                |f: fn(&crate::shade::layers::Mask) -> bool| l.layers.iter().any(|x| f(&x.mask));
+            let attributes =
+                grid.attributes(uses(|m| m.curvature.is_some()), uses(|m| m.flow.is_some()));
+            (l.clone(), attributes)
+        });
         let rock_places: Vec<Placement> = scene
             .rocks
             .iter()
@@ -495,6 +507,7 @@ impl World {
         let mut world = b.finish(terrain_normals, analytic, rock_count, generate_time);
         world.population_count = population_count;
         world.ground_under_camera = ground_under_camera;
+        world.layers = layers;
         world
     }
 
@@ -637,6 +650,7 @@ impl World {
             + size_of_val(&self.smooth[..])
             + size_of_val(&self.terrain_normals[..])
             + size_of_val(&self.analytic[..])
+            + self.layers.as_ref().map_or(0, |(_, a)| a.memory_bytes())
     }
 
     /// The height of the terrain's surface at world (x, z), where the
@@ -658,10 +672,25 @@ impl World {
         &self.materials[m as usize]
     }
 
+    /// What the layered material's masks read of the ground at `point`
+    /// with unit normal `normal`.
+    fn ground(&self, attributes: &GroundAttributes, point: Vec3, normal: Vec3) -> Ground {
+        Ground {
+            point,
+            normal,
+            height: attributes.height_fraction(point.y),
+            curvature: attributes.curvature_at(point.x, point.z),
+            flow: attributes.flow_at(point.x, point.z),
+        }
+    }
+
     /// Albedo of the surface at `hit`.
     #[inline]
     pub fn albedo(&self, hit: &SurfaceHit) -> Vec3 {
         let material = &self.materials[hit.material as usize];
+        if let (Material::Layers, Some((layers, attributes))) = (material, &self.layers) {
+            return layers.albedo(&self.ground(attributes, hit.point, hit.normal));
+        }
         let rock_point = match material {
             Material::RockTexture { .. } => self.rock_point(hit.object, hit.point),
             _ => Vec3::ZERO,
@@ -831,6 +860,12 @@ impl World {
                 }
             }
         };
+        if let (Material::Layers, Some((layers, attributes))) =
+            (&self.materials[material as usize], &self.layers)
+        {
+            let point = ray.at(t);
+            n = layers.shading_normal(&self.ground(attributes, point, n), n);
+        }
         if ng.dot(ray.dir) > 0.0 {
             ng = -ng;
         }

@@ -510,6 +510,126 @@ pub enum MaterialFile {
         /// Linear RGB reflectance, each in [0, 1].
         color: [f64; 3],
     },
+    /// Layers of colour, texture and bumps, each masked by height, slope,
+    /// aspect, curvature and flow, blended top to bottom over the first.
+    Layers {
+        /// 1..=16 layers, bottom first; the first covers all ground and
+        /// takes no mask.
+        layers: Vec<LayerFile>,
+        /// Bumps and albedo variation finer than the grid, everywhere.
+        #[serde(default)]
+        detail: Option<DetailFile>,
+    },
+}
+
+/// One layer of a layered material.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LayerFile {
+    /// Linear RGB albedo, each 0..=1 (multiplies the texture). Default
+    /// [0.5, 0.5, 0.5].
+    #[serde(default = "default_layer_color")]
+    pub color: [f64; 3],
+    /// A tileable image, relative to the scene file's folder, laid along
+    /// the three axes (triplanar) so steep faces are not stretched.
+    #[serde(default)]
+    pub texture: Option<String>,
+    /// World size of one tile of the texture, > 0. Default 10.
+    #[serde(default = "default_texture_size")]
+    pub texture_size: f64,
+    /// Noise bumps of this layer.
+    #[serde(default)]
+    pub bump: Option<BumpFile>,
+    /// Where the layer lies. Default everywhere.
+    #[serde(default)]
+    pub mask: Option<MaskFile>,
+}
+
+/// Noise bumps.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BumpFile {
+    /// Height of the bumps, world units, 0..=1000.
+    pub height: f64,
+    /// Feature size, world units, > 0.
+    pub size: f64,
+}
+
+/// Fine detail everywhere.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DetailFile {
+    /// Height of the bumps, world units, 0..=1000. Default 0.05.
+    #[serde(default = "default_detail_height")]
+    pub height: f64,
+    /// Feature size, world units, > 0. Default 0.5.
+    #[serde(default = "default_detail_size")]
+    pub size: f64,
+    /// Largest change of the albedo, a fraction, 0..=1. Default 0.1.
+    #[serde(default = "default_detail_variation")]
+    pub variation: f64,
+}
+
+/// Where a layer lies: each criterion given is a window [lo, hi]; the
+/// layer's weight is the product of its windows.
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MaskFile {
+    /// Height, fractions of the terrain's relief, each 0..=1.
+    #[serde(default)]
+    pub height: Option<[f64; 2]>,
+    /// Slope, degrees from horizontal, each 0..=90.
+    #[serde(default)]
+    pub slope: Option<[f64; 2]>,
+    /// The compass bearing the slope faces, degrees clockwise from north
+    /// (+z) toward east (+x); with `aspect_width`.
+    #[serde(default)]
+    pub aspect: Option<f64>,
+    /// Half-width of the aspect window, degrees, 0..=180. Default 60.
+    #[serde(default = "default_aspect_width")]
+    pub aspect_width: f64,
+    /// Curvature, −1 (ridges) to 1 (gullies), each −1..=1.
+    #[serde(default)]
+    pub curvature: Option<[f64; 2]>,
+    /// Water flow, 0 (none) to 1 (main channels), each 0..=1.
+    #[serde(default)]
+    pub flow: Option<[f64; 2]>,
+    /// Soft edge width, a fraction of each criterion's unit (height 1,
+    /// slope 90°, aspect 180°, curvature 2, flow 1), 0..=1. Default 0.05.
+    #[serde(default = "default_fuzz")]
+    pub fuzz: f64,
+    /// Noise that breaks the borders: added to the criteria, a fraction of
+    /// their unit, 0..=1. Default 0.
+    #[serde(default)]
+    pub noise: f64,
+    /// Feature size of that noise, world units, > 0. Default 10.
+    #[serde(default = "default_noise_size")]
+    pub noise_size: f64,
+}
+
+fn default_layer_color() -> [f64; 3] {
+    [0.5, 0.5, 0.5]
+}
+fn default_texture_size() -> f64 {
+    10.0
+}
+fn default_detail_height() -> f64 {
+    0.05
+}
+fn default_detail_size() -> f64 {
+    0.5
+}
+fn default_detail_variation() -> f64 {
+    0.1
+}
+fn default_aspect_width() -> f64 {
+    60.0
+}
+fn default_fuzz() -> f64 {
+    0.05
+}
+fn default_noise_size() -> f64 {
+    10.0
 }
 
 fn default_sand_level() -> f64 {

@@ -125,6 +125,8 @@ pub struct TerrainSettings {
     pub generator: Generator,
     /// Surface material, levels in world units.
     pub material: Material,
+    /// The layers, where `material` is [`Material::Layers`].
+    pub layers: Option<std::sync::Arc<crate::shade::layers::Layers>>,
     /// Interpolated vertex normals (true) or flat faces.
     pub smooth: bool,
     /// Normalise to [0, height] before post-processing.

@@ -621,8 +621,20 @@ fn validate_terrain(f: &TerrainFile, dir: &Path) -> Check<TerrainSettings> {
         count("terrain.resolution[0]", res[0], 2, MAX_TERRAIN_SIDE)? as usize,
         count("terrain.resolution[1]", res[1], 2, MAX_TERRAIN_SIDE)? as usize,
     ];
-    let material = match f.material {
-        MaterialFile::HeightSlope {
+    let mut layers = None;
+    let material = match &f.material {
+        MaterialFile::Layers {
+            layers: list,
+            detail,
+        } => {
+            layers = Some(std::sync::Arc::new(validate_layers(
+                list,
+                detail.as_ref(),
+                dir,
+            )?));
+            Material::Layers
+        }
+        &MaterialFile::HeightSlope {
             sand_level,
             grass_level,
             snow_level,
@@ -644,7 +656,7 @@ fn validate_terrain(f: &TerrainFile, dir: &Path) -> Check<TerrainSettings> {
             }
         }
         MaterialFile::Albedo { color: c } => {
-            Material::Albedo(color("terrain.material.color", c, 1.0)?)
+            Material::Albedo(color("terrain.material.color", *c, 1.0)?)
         }
     };
     let post = f
@@ -660,8 +672,116 @@ fn validate_terrain(f: &TerrainFile, dir: &Path) -> Check<TerrainSettings> {
         normalize: f.normalize.unwrap_or(native.is_none()),
         generator,
         material,
+        layers,
         smooth: f.normals == NormalsFile::Smooth,
         post,
+    })
+}
+
+fn validate_layers(
+    list: &[LayerFile],
+    detail: Option<&DetailFile>,
+    dir: &Path,
+) -> Check<crate::shade::layers::Layers> {
+    use crate::shade::layers::{Bump, Detail, Layer, Layers, Mask, MAX_LAYERS};
+    let p = "terrain.material.layers";
+    if list.is_empty() || list.len() > MAX_LAYERS {
+        return Err(Invalid::new(
+            p,
+            format!("must list 1 to {MAX_LAYERS} layers, got {}", list.len()),
+        ));
+    }
+    let mut textures = TextureCache::new(dir);
+    let bump = |at: &str, height: f64, size: f64| -> Check<Bump> {
+        Ok(Bump {
+            height: within(&format!("{at}.height"), height, 0.0, 1e3)? as f32,
+            size: above(&format!("{at}.size"), size, 0.0, 1e7)? as f32,
+        })
+    };
+    let pair = |at: &str, v: [f64; 2], lo: f64, hi: f64| -> Check<[f32; 2]> {
+        let a = within(&format!("{at}[0]"), v[0], lo, hi)?;
+        let b = within(&format!("{at}[1]"), v[1], a, hi)?;
+        Ok([a as f32, b as f32])
+    };
+    let mut layers = Vec::with_capacity(list.len());
+    for (k, l) in list.iter().enumerate() {
+        let at = format!("{p}[{k}]");
+        if k == 0 && l.mask.is_some() {
+            return Err(Invalid::new(
+                format!("{at}.mask"),
+                "the first layer covers all ground and takes no mask",
+            ));
+        }
+        let mask = match &l.mask {
+            None => Mask::default(),
+            Some(m) => {
+                let at = format!("{at}.mask");
+                Mask {
+                    height: m
+                        .height
+                        .map(|v| pair(&format!("{at}.height"), v, 0.0, 1.0))
+                        .transpose()?,
+                    slope: m
+                        .slope
+                        .map(|v| pair(&format!("{at}.slope"), v, 0.0, 90.0))
+                        .transpose()?,
+                    aspect: match m.aspect {
+                        Some(a) => Some((
+                            within(&format!("{at}.aspect"), a, -360.0, 360.0)?.to_radians() as f32,
+                            within(&format!("{at}.aspect_width"), m.aspect_width, 0.0, 180.0)?
+                                .to_radians() as f32,
+                        )),
+                        None => None,
+                    },
+                    curvature: m
+                        .curvature
+                        .map(|v| pair(&format!("{at}.curvature"), v, -1.0, 1.0))
+                        .transpose()?,
+                    flow: m
+                        .flow
+                        .map(|v| pair(&format!("{at}.flow"), v, 0.0, 1.0))
+                        .transpose()?,
+                    fuzz: within(&format!("{at}.fuzz"), m.fuzz, 0.0, 1.0)? as f32,
+                    noise: match within(&format!("{at}.noise"), m.noise, 0.0, 1.0)? {
+                        0.0 => None,
+                        amount => Some((
+                            amount as f32,
+                            above(&format!("{at}.noise_size"), m.noise_size, 0.0, 1e7)? as f32,
+                        )),
+                    },
+                }
+            }
+        };
+        layers.push(Layer {
+            color: color(&format!("{at}.color"), l.color, 1.0)?,
+            texture: match &l.texture {
+                Some(t) => Some((
+                    textures.get(&format!("{at}.texture"), t)?,
+                    above(&format!("{at}.texture_size"), l.texture_size, 0.0, 1e7)? as f32,
+                )),
+                None => None,
+            },
+            bump: l
+                .bump
+                .as_ref()
+                .map(|b| bump(&format!("{at}.bump"), b.height, b.size))
+                .transpose()?,
+            mask,
+        });
+    }
+    let detail = detail
+        .map(|d| {
+            Ok::<_, Invalid>(Detail {
+                bump: bump("terrain.material.detail", d.height, d.size)?,
+                variation: within("terrain.material.detail.variation", d.variation, 0.0, 1.0)?
+                    as f32,
+            })
+        })
+        .transpose()?;
+    Ok(Layers {
+        layers,
+        detail,
+        seed: 0x1A7E,
     })
 }
 

@@ -41,6 +41,11 @@ pub enum Material {
         /// Index into the world's textures.
         texture: u16,
     },
+    /// Layers of colour and bumps over terrain
+    /// ([`crate::shade::layers::Layers`]), which the world keeps and
+    /// evaluates with what it knows of the ground; their albedo is not
+    /// this enum's to give.
+    Layers,
     /// One albedo made a little lighter or darker for each of a run of
     /// objects (scattered rocks), by a hash of the object's place in the
     /// run: one material for any number of rocks.
@@ -86,6 +91,9 @@ impl Material {
         let (p, n, face) = (at.point, at.normal, at.face);
         match *self {
             Material::Albedo(c) => c,
+            // The world evaluates layers itself (World::albedo); grey is
+            // what a layered material looks like out of its terrain.
+            Material::Layers => Vec3::splat(0.5),
             Material::Tinted {
                 color,
                 variation,

@@ -1,6 +1,7 @@
 //! Shading: materials, the sun, the sky, fog and tone mapping. Everything is
 //! linear RGB until [`tonemap`].
 
+pub mod layers;
 pub mod material;
 pub mod sky;
 pub mod tonemap;

@@ -2,6 +2,7 @@
 //! [`Heightmap`]; [`TerrainGrid`] places it in the world, answers
 //! `height_at` and turns it into triangles.
 
+pub mod attributes;
 pub mod diamond_square;
 pub mod export;
 pub mod fault_line;
@@ -14,6 +15,7 @@ pub mod post;
 
 use std::sync::Arc;
 
+pub use attributes::GroundAttributes;
 pub use diamond_square::DiamondSquare;
 pub use fault_line::FaultLine;
 pub use heightmap::Heightmap;

@@ -100,6 +100,22 @@ impl Texture {
         self.texels[i * self.width + j]
     }
 
+    /// The colour at (u, v), bilinear, the texture repeating in both
+    /// directions (a tileable image laid over ground).
+    #[inline]
+    pub fn sample_tiled(&self, u: f32, v: f32) -> Vec3 {
+        let (w, h) = (self.width as isize, self.height as isize);
+        let fx = u.rem_euclid(1.0) * self.width as f32 - 0.5;
+        let fy = v.rem_euclid(1.0) * self.height as f32 - 0.5;
+        let (j, i) = (fx.floor(), fy.floor());
+        let (tx, ty) = (fx - j, fy - i);
+        let at = |i: isize, j: isize| self.texels[(i.rem_euclid(h) * w + j.rem_euclid(w)) as usize];
+        let (i, j) = (i as isize, j as isize);
+        let top = at(i, j).lerp(at(i, j + 1), tx);
+        let bottom = at(i + 1, j).lerp(at(i + 1, j + 1), tx);
+        top.lerp(bottom, ty)
+    }
+
     /// The colour at (u, v).
     #[inline]
     pub fn sample(&self, u: f32, v: f32, filter: Filter) -> Vec3 {

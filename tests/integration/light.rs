@@ -26,6 +26,20 @@ fn sky_scenes() -> Vec<(&'static str, String)> {
                 r#"{ "type": "preetham", "turbidity": 4 }, "water": { "level": 4, "waves": {} }"#,
             ),
         ),
+        (
+            "layered ground",
+            with_sky(r#"{ "type": "preetham", "turbidity": 4 }"#).replacen(
+                r#""iterations": 300 }"#,
+                r#""iterations": 300 },
+                   "material": { "type": "layers", "layers": [
+                     { "color": [0.2, 0.2, 0.2], "bump": { "height": 0.1, "size": 1 } },
+                     { "color": [0.1, 0.2, 0.05], "mask": { "slope": [0, 25], "noise": 0.1 } },
+                     { "color": [0.1, 0.08, 0.05], "mask": { "curvature": [0.3, 1], "flow": [0.4, 1] } },
+                     { "color": [0.9, 0.9, 0.9], "mask": { "height": [0.7, 1], "aspect": 0 } } ],
+                     "detail": {} }"#,
+                1,
+            ),
+        ),
     ]
 }
 
