@@ -583,6 +583,7 @@ mod tests {
     fn tiles_match_tracing_each_sample_alone() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         for name in [
+            "scenes/alpine-lake.json",
             "scenes/boulder-field.json",
             "scenes/cobble-rocks.json",
             "scenes/eroded-island.json",

@@ -747,6 +747,23 @@ pub enum SkyFile {
         #[serde(default = "default_ambient")]
         ambient: f64,
     },
+    /// Hosek and Wilkie's analytic daylight model (2012): a better fit to
+    /// measured skies than Preetham's, with the ground's albedo lighting
+    /// the sky from below; the sun's colour as for `preetham`.
+    HosekWilkie {
+        /// Atmospheric turbidity, 1..=10. Default 3.
+        #[serde(default = "default_turbidity")]
+        turbidity: f64,
+        /// Albedo of the ground under the sky, 0..=1. Default 0.2.
+        #[serde(default = "default_ground_albedo")]
+        ground_albedo: f64,
+        /// Multiplier on the sky's radiance, 0..=100. Default 1.
+        #[serde(default = "default_ambient")]
+        intensity: f64,
+        /// Strength of the sky's light on surfaces, 0..=100. Default 1.
+        #[serde(default = "default_ambient")]
+        ambient: f64,
+    },
     /// Mars: a butterscotch dusty day sky, and a blue glow around a setting sun.
     Mars {
         /// Multiplier on the sky's radiance, 0..=100. Default 1.
@@ -887,6 +904,10 @@ fn default_wave_amplitude() -> f64 {
 }
 fn default_wave_scale() -> f64 {
     2.0
+}
+
+fn default_ground_albedo() -> f64 {
+    0.2
 }
 
 fn default_fog_density() -> f64 {

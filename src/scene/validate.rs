@@ -1182,6 +1182,25 @@ pub(crate) fn validate_sun_and_sky(f: &SunFile, sky: &SkyFile) -> Check<(Sun, Sk
             );
             (Sky::Preetham(sky), sun_transmittance(elevation, t))
         }
+        SkyFile::HosekWilkie {
+            turbidity,
+            ground_albedo,
+            intensity,
+            ambient,
+        } => {
+            let t = within("sky.turbidity", turbidity, 1.0, 10.0)?;
+            let sky = crate::shade::sky::HosekWilkie::new(
+                direction,
+                t as f32,
+                within("sky.ground_albedo", ground_albedo, 0.0, 1.0)? as f32,
+                within("sky.intensity", intensity, 0.0, 100.0)? as f32,
+                within("sky.ambient", ambient, 0.0, 100.0)? as f32,
+            );
+            (
+                Sky::HosekWilkie(sky),
+                sun_transmittance(elevation, t.max(1.7)),
+            )
+        }
         SkyFile::Mars { intensity, ambient } => (
             Sky::Mars(Mars {
                 sun: direction,

@@ -29,6 +29,91 @@ pub enum Sky {
     Preetham(Preetham),
     /// Mars preset.
     Mars(Mars),
+    /// Hosek–Wilkie daylight.
+    HosekWilkie(HosekWilkie),
+}
+
+/// Scale from the Hosek–Wilkie RGB model's radiance to scene radiance,
+/// chosen so that its zenith at T = 3 with the sun 60° high (ground albedo
+/// 0.2) has the luminance of the Preetham zenith there (about 0.52).
+pub const HOSEK_WILKIE_SCALE: f32 = 0.0921;
+
+/// L. Hosek, A. Wilkie, "An Analytic Model for Full Spectral Sky-Dome
+/// Radiance" (SIGGRAPH 2012), RGB version, through the `hw-skymodel`
+/// crate (a port of the authors' BSD reference and its fitted data): for
+/// one sun elevation, turbidity and ground albedo, precomputed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HosekWilkie {
+    /// The model's state (its nine coefficients per channel).
+    pub state: hw_skymodel::rgb::SkyState,
+    /// Unit direction toward the sun.
+    pub sun: Vec3,
+    /// Multiplier on the model's radiance.
+    pub intensity: f32,
+    /// Strength of the sky's light on surfaces.
+    pub ambient: f32,
+    /// Ground colour below the horizon.
+    pub ground: Vec3,
+}
+
+impl HosekWilkie {
+    /// The sky for the sun in direction `sun` (unit, y up), `turbidity`
+    /// 1..=10 and `ground_albedo` 0..=1. The model is fitted for the sun
+    /// above the horizon: below it the sky keeps the sunset state and
+    /// darkens over 6°, as the Preetham sky does.
+    pub fn new(
+        sun: Vec3,
+        turbidity: f32,
+        ground_albedo: f32,
+        intensity: f32,
+        ambient: f32,
+    ) -> HosekWilkie {
+        let elevation = sun.y.clamp(0.0, 1.0).asin();
+        let state = hw_skymodel::rgb::SkyState::new(&hw_skymodel::rgb::SkyParams {
+            elevation,
+            turbidity: turbidity.clamp(1.0, 10.0),
+            albedo: [ground_albedo.clamp(0.0, 1.0); 3],
+        })
+        .expect("parameters clamped to the model's ranges");
+        HosekWilkie {
+            state,
+            sun,
+            intensity,
+            ambient,
+            ground: Vec3::new(0.25, 0.23, 0.21),
+        }
+    }
+
+    /// The model's linear RGB radiance, unscaled, at zenith angle `theta`
+    /// and angle `gamma` from the sun.
+    pub fn model(&self, theta: f32, gamma: f32) -> Vec3 {
+        use hw_skymodel::rgb::Channel;
+        Vec3::new(
+            self.state.radiance(theta, gamma, Channel::R),
+            self.state.radiance(theta, gamma, Channel::G),
+            self.state.radiance(theta, gamma, Channel::B),
+        )
+    }
+
+    /// Linear sRGB radiance in unit direction `d`.
+    pub fn radiance(&self, d: Vec3) -> Vec3 {
+        let above = Vec3::new(d.x, d.y.max(0.0), d.z).normalize_or(Vec3::X);
+        let theta = above
+            .y
+            .clamp(-1.0, 1.0)
+            .acos()
+            .min(std::f32::consts::FRAC_PI_2 - 1e-3);
+        let sun_up = Vec3::new(self.sun.x, self.sun.y.max(0.0), self.sun.z).normalize_or(Vec3::X);
+        let gamma = above.dot(sun_up).clamp(-1.0, 1.0).acos();
+        let dusk = ((self.sun.y + 0.1) / 0.1).clamp(0.0, 1.0);
+        let sky = (self.model(theta, gamma) * (HOSEK_WILKIE_SCALE * self.intensity * dusk))
+            .max(Vec3::ZERO);
+        if d.y >= 0.0 {
+            sky
+        } else {
+            sky.lerp(self.ground * sky.length() * 0.5, (-d.y * 8.0).min(1.0))
+        }
+    }
 }
 
 /// Scale from the model's luminance (kcd/m²) to scene radiance: a clear
@@ -279,7 +364,7 @@ impl Sky {
                 let glow = 0.08 * c8 + 4.0 * c8 * c8 * c8 * c8 * c8 * c8 * c8 * c8;
                 sky + sun_color * glow * 0.3
             }
-            Sky::Preetham(_) | Sky::Mars(_) => sky,
+            Sky::Preetham(_) | Sky::Mars(_) | Sky::HosekWilkie(_) => sky,
         }
     }
 
@@ -305,6 +390,7 @@ impl Sky {
             }
             Sky::Preetham(p) => p.radiance(d),
             Sky::Mars(m) => m.radiance(d),
+            Sky::HosekWilkie(h) => h.radiance(d),
         }
     }
 
@@ -314,6 +400,7 @@ impl Sky {
             Sky::Gradient { ambient, .. } => *ambient,
             Sky::Preetham(p) => p.ambient,
             Sky::Mars(m) => m.ambient,
+            Sky::HosekWilkie(h) => h.ambient,
         }
     }
 
@@ -423,6 +510,74 @@ mod tests {
         let (x, y) = zenith_chromaticity(5.0, th);
         assert!((x - 0.2645658).abs() < 1e-6, "{x}");
         assert!((y - 0.2807390).abs() < 1e-6, "{y}");
+    }
+
+    /// The Hosek–Wilkie radiance is the paper's formula (eq. 9) with the
+    /// state's fitted coefficients, evaluated here on its own in f64:
+    /// (1 + A e^(B/(cos θ + 0.01))) (C + D e^(Eγ) + F cos²γ + G χ(H, γ) +
+    /// I cos^½ θ) · L_M, χ = (1 + cos²γ) / (1 + H² − 2H cos γ)^(3/2); at
+    /// the zenith and at the horizon, to 1e-4 relative.
+    #[test]
+    fn hosek_wilkie_radiance_is_the_papers_formula() {
+        let sun = Vec3::new(0.0, 35f32.to_radians().sin(), 35f32.to_radians().cos());
+        let h = HosekWilkie::new(sun, 3.0, 0.2, 1.0, 1.0);
+        let (params, radiances) = h.state.raw();
+        let formula = |theta: f64, gamma: f64, c: usize| {
+            let p: Vec<f64> = params[9 * c..9 * c + 9].iter().map(|&v| v as f64).collect();
+            let (cos_t, cos_g) = (theta.cos().abs(), gamma.cos());
+            let chi = (1.0 + cos_g * cos_g) / (1.0 + p[8] * p[8] - 2.0 * p[8] * cos_g).powf(1.5);
+            (1.0 + p[0] * (p[1] / (cos_t + 0.01)).exp())
+                * (p[2]
+                    + p[3] * (p[4] * gamma).exp()
+                    + p[5] * cos_g * cos_g
+                    + p[6] * chi
+                    + p[7] * cos_t.sqrt())
+                * radiances[c] as f64
+        };
+        let sun_zenith = 55f64.to_radians();
+        for (theta, gamma) in [
+            (0.0, sun_zenith),
+            (89.9f64.to_radians(), 100f64.to_radians()),
+            (89.9f64.to_radians(), 40f64.to_radians()),
+        ] {
+            let ours = h.model(theta as f32, gamma as f32);
+            for c in 0..3 {
+                let exact = formula(theta, gamma, c);
+                let rel = (ours[c] as f64 - exact).abs() / exact.abs();
+                assert!(
+                    rel < 1e-4,
+                    "θ {theta}, γ {gamma}, channel {c}: {} vs {exact}",
+                    ours[c]
+                );
+            }
+        }
+    }
+
+    /// Calibrated to the Preetham zenith (T = 3, sun 60° high), a clear
+    /// Hosek–Wilkie sky is blue overhead, brighter toward the horizon and
+    /// brightest near the sun, and fades after sunset.
+    #[test]
+    fn hosek_wilkie_sky_is_calibrated_and_looks_like_daylight() {
+        let luminance = |c: Vec3| c.dot(Vec3::new(0.2126, 0.7152, 0.0722));
+        let sun60 = Vec3::new(0.0, 60f32.to_radians().sin(), 60f32.to_radians().cos());
+        let h = HosekWilkie::new(sun60, 3.0, 0.2, 1.0, 1.0);
+        let p = Preetham::new(sun60, 3.0, 1.0, 1.0);
+        let (hz, pz) = (
+            luminance(h.radiance(Vec3::Y)),
+            luminance(p.radiance(Vec3::Y)),
+        );
+        assert!((hz / pz - 1.0).abs() < 5e-3, "{hz} vs {pz}");
+        let zenith = h.radiance(Vec3::Y);
+        assert!(zenith.z > zenith.x, "blue overhead: {zenith}");
+        let away = Vec3::new(0.0, 0.05, -1.0).normalize();
+        assert!(
+            luminance(h.radiance(away)) > luminance(zenith),
+            "brighter low down"
+        );
+        let near_sun = Vec3::new(0.0, 55f32.to_radians().sin(), 55f32.to_radians().cos());
+        assert!(luminance(h.radiance(near_sun)) > 2.0 * luminance(zenith));
+        let night = HosekWilkie::new(Vec3::new(0.0, -0.2, 1.0).normalize(), 3.0, 0.2, 1.0, 1.0);
+        assert_eq!(night.radiance(Vec3::Y), Vec3::ZERO);
     }
 
     #[test]

@@ -21,6 +21,10 @@ fn sky_scenes() -> Vec<(&'static str, String)> {
         ),
         ("mars", with_sky(r#"{ "type": "mars" }"#)),
         (
+            "hosek-wilkie",
+            with_sky(r#"{ "type": "hosek_wilkie", "turbidity": 3, "ground_albedo": 0.3 }"#),
+        ),
+        (
             "preetham over water",
             with_sky(
                 r#"{ "type": "preetham", "turbidity": 4 }, "water": { "level": 4, "waves": {} }"#,
