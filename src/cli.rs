@@ -311,13 +311,18 @@ pub fn relief(s: &str) -> std::result::Result<f32, String> {
 
 #[derive(clap::Args)]
 pub struct TextureArgs {
-    /// Which texture: `cobblestone` (tileable Worley stones with mortar gaps).
+    /// Which texture: `cobblestone` (tileable Worley stones with mortar
+    /// gaps), or a tileable ground colour map for layered materials:
+    /// `strata`, `grass`, `snow`.
     #[arg(value_enum)]
     pub kind: TextureKind,
-    /// Output PNG: 16-bit grayscale heights (0 mortar, 1 stone tops).
+    /// Output PNG: for cobblestone 16-bit grayscale heights (0 mortar, 1
+    /// stone tops); for the ground textures the colour map (8-bit RGB,
+    /// linear reflectance).
     #[arg(short, long)]
     pub output: PathBuf,
-    /// Also write the matching colour map (8-bit RGB, linear reflectance).
+    /// Cobblestone only: also write the matching colour map (8-bit RGB,
+    /// linear reflectance).
     #[arg(long)]
     pub albedo: Option<PathBuf>,
     /// Side of the square texture, pixels.
@@ -336,6 +341,13 @@ pub struct TextureArgs {
 pub enum TextureKind {
     /// Rounded stones separated by darker mortar gaps.
     Cobblestone,
+    /// Horizontal bands of sandstone and shale (cliff faces under
+    /// triplanar mapping).
+    Strata,
+    /// Green grass with drier patches.
+    Grass,
+    /// Snow with soft blue-grey hollows.
+    Snow,
 }
 
 #[derive(clap::Args)]

@@ -339,14 +339,30 @@ pub fn texture(args: TextureArgs) -> Result<ExitCode> {
     if let Some(a) = &args.albedo {
         output::check_writable(a)?;
     }
-    let maps = match args.kind {
-        cli::TextureKind::Cobblestone => scree::texture::cobblestone::Cobblestone {
-            size: args.size,
-            seed: args.seed,
-            stones: args.stones,
-        }
-        .generate(),
+    use scree::texture::ground::{self, Ground};
+    let kind = match args.kind {
+        cli::TextureKind::Cobblestone => None,
+        cli::TextureKind::Strata => Some(Ground::Strata),
+        cli::TextureKind::Grass => Some(Ground::Grass),
+        cli::TextureKind::Snow => Some(Ground::Snow),
     };
+    if let Some(kind) = kind {
+        if args.albedo.is_some() {
+            return Err(Error::Usage(
+                "--albedo is for cobblestone: a ground texture is its colour map, written to --output"
+                    .into(),
+            ));
+        }
+        let texels = kind.generate(args.size, args.seed);
+        output::write_png(&ground::image(args.size, &texels), &args.output)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let maps = scree::texture::cobblestone::Cobblestone {
+        size: args.size,
+        seed: args.seed,
+        stones: args.stones,
+    }
+    .generate();
     output::write_png(&maps.height_image(), &args.output)?;
     if let Some(a) = &args.albedo {
         output::write_png(&maps.albedo_image(), a)?;

@@ -7,6 +7,7 @@
 //! ((j + ½)/W, (i + ½)/H).
 
 pub mod cobblestone;
+pub mod ground;
 
 use std::io::Read;
 use std::path::Path;

@@ -202,3 +202,28 @@ fn shipped_cobblestone_texture_is_what_the_command_generates() {
         std::fs::read(root().join("textures/cobblestone-albedo.png")).unwrap()
     );
 }
+
+#[test]
+fn shipped_ground_textures_are_what_the_command_generates() {
+    let dir = tempfile::tempdir().unwrap();
+    for kind in ["strata", "grass", "snow"] {
+        let name = format!("{kind}.png");
+        let out = run_in(
+            dir.path(),
+            &["texture", kind, "-o", &name, "--size", "256", "--seed", "1"],
+        );
+        assert!(out.status.success(), "{kind}");
+        assert_eq!(
+            std::fs::read(dir.path().join(&name)).unwrap(),
+            std::fs::read(root().join("textures").join(&name)).unwrap(),
+            "{kind}"
+        );
+    }
+    // A ground texture is its colour map: --albedo is refused, nothing written.
+    let bad = run_in(
+        dir.path(),
+        &["texture", "grass", "-o", "g.png", "--albedo", "a.png"],
+    );
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(!dir.path().join("g.png").exists());
+}
