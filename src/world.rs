@@ -20,7 +20,7 @@ use crate::ray::Ray;
 use crate::rock::analytic::AnalyticRock;
 use crate::rock::{self, scatter, Placement, SphereMesh, Tessellation};
 use crate::scene::{RockMaterial, Scene};
-use crate::shade::layers::{Ground, Layers};
+use crate::shade::layers::{bump_gradient, Bump, Ground, Layers};
 use crate::shade::{Material, SurfacePoint};
 use crate::terrain::{self, GroundAttributes, TerrainGrid};
 use crate::texture::Texture;
@@ -71,6 +71,8 @@ pub struct World {
     pub materials: Vec<Material>,
     /// Per material: interpolate vertex normals (true) or use face normals.
     pub smooth: Vec<bool>,
+    /// Per material: bumps in a rock's own space (tessellated rocks).
+    bumps: Vec<Option<Bump>>,
     /// Textures that materials index.
     pub textures: Vec<Arc<Texture>>,
     /// The terrain's layered material and what its masks read of the
@@ -186,6 +188,7 @@ struct Builder {
     object_material: Vec<u16>,
     materials: Vec<Material>,
     smooth: Vec<bool>,
+    bumps: Vec<Option<Bump>>,
     textures: Vec<Arc<Texture>>,
     triangles: usize,
     /// Time spent building acceleration structures so far.
@@ -203,6 +206,7 @@ impl Builder {
     fn material(&mut self, m: Material, smooth: bool) -> u16 {
         self.materials.push(m);
         self.smooth.push(smooth);
+        self.bumps.push(None);
         (self.materials.len() - 1) as u16
     }
 
@@ -255,7 +259,7 @@ impl Builder {
     fn rock_material(&mut self, m: &RockMaterial, smooth: bool) -> u16 {
         match m {
             RockMaterial::Albedo(c) => self.material(Material::Albedo(*c), smooth),
-            RockMaterial::Texture(t) => {
+            RockMaterial::Texture(t, triplanar) => {
                 let index = match self.textures.iter().position(|u| Arc::ptr_eq(u, t)) {
                     Some(i) => i,
                     None => {
@@ -265,6 +269,7 @@ impl Builder {
                 };
                 let m = Material::RockTexture {
                     texture: index as u16,
+                    triplanar: *triplanar,
                 };
                 self.material(m, smooth)
             }
@@ -290,6 +295,7 @@ impl Builder {
             object_material: Runs::new(&self.object_material),
             materials: self.materials,
             smooth: self.smooth,
+            bumps: self.bumps,
             textures: self.textures,
             layers: None,
             analytic,
@@ -419,6 +425,7 @@ impl World {
         let scatter_sphere = scene.scatter.as_ref().map(|s| sphere(s.tessellation));
         for ((r, tessellation), &place) in scene.rocks.iter().zip(&rock_spheres).zip(&rock_places) {
             let material = b.rock_material(&r.material, !r.flat);
+            b.bumps[material as usize] = r.bump;
             match tessellation {
                 None => analytic.push(AnalyticRock::new(place, material)),
                 Some(i) => {
@@ -467,6 +474,7 @@ impl World {
                 ),
                 m => b.rock_material(m, true),
             };
+            b.bumps[material as usize] = s.bump;
             let instanced: Option<Vec<u32>> = options
                 .instancing
                 .then(|| variants.iter().map(|m| b.mesh(m.clone())).collect());
@@ -558,7 +566,7 @@ impl World {
                 }
                 let material = self.object_material.get(k).expect("an object's material");
                 let look = match &self.materials[material as usize] {
-                    Material::RockTexture { texture } => {
+                    Material::RockTexture { texture, .. } => {
                         rock::export::Look::Texture(self.textures[*texture as usize].source.clone())
                     }
                     Material::Albedo(c) => rock::export::Look::Albedo(*c),
@@ -684,6 +692,18 @@ impl World {
         }
     }
 
+    /// The glossy share of the surface at `hit` and its roughness, where
+    /// a layered material has glossy layers there.
+    #[inline]
+    pub fn gloss(&self, hit: &SurfaceHit) -> Option<(f32, f32)> {
+        match (&self.materials[hit.material as usize], &self.layers) {
+            (Material::Layers, Some((layers, attributes))) => {
+                layers.gloss(&self.ground(attributes, hit.point, hit.normal))
+            }
+            _ => None,
+        }
+    }
+
     /// Albedo of the surface at `hit`.
     #[inline]
     pub fn albedo(&self, hit: &SurfaceHit) -> Vec3 {
@@ -709,18 +729,25 @@ impl World {
     /// (numbered as [`SurfaceHit::object`]); `p` itself for an object that
     /// is not a rock.
     fn rock_point(&self, object: u32, p: Vec3) -> Vec3 {
+        self.rock_frame(object).map_or(p, |m| m.transform_point3(p))
+    }
+
+    /// World space to the own (unit-sphere) space of rock `object`
+    /// (numbered as [`SurfaceHit::object`]), or `None` for an object that
+    /// is not a rock.
+    fn rock_frame(&self, object: u32) -> Option<Affine3A> {
         let Some(space) = self.rock_space.get(object as usize) else {
-            return self.analytic[object as usize - self.accel.object_count()].to_object(p);
+            let k = object as usize - self.accel.object_count();
+            return Some(self.analytic[k].object_from_world());
         };
-        let frame = match space {
-            RockSpace::NONE => return p,
+        match space {
+            RockSpace::NONE => None,
             RockSpace::INSTANCE => match self.accel.object(object) {
                 ObjectRef::Mesh { placement, .. } => self.accel.object_from_world(placement),
                 ObjectRef::Terrain(_) => None,
             },
             RockSpace(i) => Some(self.rock_frames[i as usize]),
-        };
-        frame.map_or(p, |m| m.transform_point3(p))
+        }
     }
 
     /// The closest surface along `ray`.
@@ -865,6 +892,14 @@ impl World {
         {
             let point = ray.at(t);
             n = layers.shading_normal(&self.ground(attributes, point, n), n);
+        }
+        if let (Some(b), Some(m)) = (self.bumps[material as usize], self.rock_frame(hit.object)) {
+            // h(p) = h_rock(M p): the world gradient is Mᵀ times the
+            // rock-space one.
+            let g = m.matrix3.transpose()
+                * Vec3A::from(bump_gradient(b, m.transform_point3(ray.at(t)), 0xB0C4));
+            let g = Vec3::from(g);
+            n = (n - (g - g.dot(n) * n)).try_normalize().unwrap_or(n);
         }
         if ng.dot(ray.dir) > 0.0 {
             ng = -ng;
@@ -1076,5 +1111,40 @@ mod tests {
         let per_rock = (many.memory_bytes() - few.memory_bytes()) as f64 / 100_000.0;
         println!("{per_rock:.1} bytes a scattered rock");
         assert!(per_rock <= 128.0, "{per_rock:.1} bytes a rock");
+    }
+
+    /// A rock's bumps tilt its shading normal, not its geometry: the same
+    /// rays hit the same points with the same geometric normals, the
+    /// shading normals differ and stay unit length.
+    #[test]
+    fn rock_bumps_tilt_only_the_shading_normal() {
+        let world = |bump: &str| {
+            let src = format!(
+                r#"{{ "camera": {{ "position": [0, 12, -30], "look_at": [0, 0, 0] }},
+                     "terrain": {{ "size": [40, 40], "resolution": [33, 33], "height": 0.5 }},
+                     "rocks": [ {{ "center": [0, 3, 0], "radius": 3, "tessellation": "icosphere",
+                                   "material": {{ "type": "albedo", "color": [0.4, 0.4, 0.4] {bump} }} }} ] }}"#
+            );
+            World::build(&crate::scene::parse(&src, "b.json", std::path::Path::new(".")).unwrap())
+        };
+        let plain = world("");
+        let bumpy = world(r#", "bump": { "height": 0.05, "size": 0.2 }"#);
+        let mut tilted = 0;
+        for k in 0..200 {
+            let x = -2.5 + 5.0 * (k % 20) as f32 / 19.0;
+            let z = -2.5 + 5.0 * (k / 20) as f32 / 9.0;
+            let ray = Ray::new(Vec3::new(x, 20.0, z), Vec3::NEG_Y);
+            let (a, b) = (
+                plain.intersect(&ray).unwrap(),
+                bumpy.intersect(&ray).unwrap(),
+            );
+            assert_eq!(a.t.to_bits(), b.t.to_bits());
+            assert_eq!(a.geometric_normal, b.geometric_normal);
+            assert!((b.normal.length() - 1.0).abs() < 1e-5);
+            if a.object == 1 && a.normal.dot(b.normal) < 0.9999 {
+                tilted += 1;
+            }
+        }
+        assert!(tilted > 50, "{tilted}");
     }
 }

@@ -343,21 +343,23 @@ fn shade(
         (true, Some(water)) => {
             water_radiance(scene, world, water, ray, &first, rng, occluded, rays)
         }
-        _ => lambert(scene, world, &first, rng, occluded, rays),
+        _ => lambert(scene, world, &first, ray.dir, rng, occluded, rays),
     };
     scene
         .fog
         .apply(surface, ray.origin.y, ray.dir.y, first.t, sky)
 }
 
-/// Radiance leaving the Lambertian surface `hit` (before fog):
-/// albedo/π · sun irradiance + albedo · sky light, the albedo darkened
-/// where a water plane wets the ground.
+/// Radiance leaving the surface `hit` toward a viewer looking along `dir`
+/// (before fog): albedo/π · sun irradiance + albedo · sky light, the albedo
+/// darkened where a water plane wets the ground; where a layered material
+/// is glossy, plus its share of the GGX highlight of the sun.
 #[inline]
 fn lambert(
     scene: &Scene,
     world: &World,
     hit: &SurfaceHit,
+    dir: Vec3,
     rng: &sampler::SampleRng,
     occluded: &mut impl FnMut(&Probe) -> bool,
     rays: &mut u64,
@@ -367,7 +369,14 @@ fn lambert(
         albedo *= water.wet_factor(hit.point.y);
     }
     let (sun_e, sky_l) = lights(scene, hit, rng, occluded, rays);
-    albedo * (sun_e * std::f32::consts::FRAC_1_PI + sky_l)
+    let diffuse = albedo * (sun_e * std::f32::consts::FRAC_1_PI + sky_l);
+    match world.gloss(hit) {
+        None => diffuse,
+        Some((share, roughness)) => {
+            let brdf = crate::shade::layers::ggx(hit.normal, -dir, scene.sun.direction, roughness);
+            diffuse + sun_e * (share * brdf)
+        }
+    }
 }
 
 /// The first surface along `ray` whose closest scene hit is `hit`: that
@@ -438,7 +447,7 @@ fn water_radiance(
     let mirror = match world.intersect(&mirror_ray) {
         None => scene.sky.radiance(r, sun.direction, sun.radiance) + sun_disc(sun, r),
         Some(h) => {
-            let l = lambert(scene, world, &h, rng, &mut direct, rays);
+            let l = lambert(scene, world, &h, r, rng, &mut direct, rays);
             scene.fog.apply(l, mirror_ray.origin.y, r.y, h.t, || {
                 scene.sky.radiance(r, sun.direction, sun.radiance)
             })
@@ -454,7 +463,7 @@ fn water_radiance(
             match world.intersect(&down) {
                 None => deep,
                 Some(h) => {
-                    let bottom = lambert(scene, world, &h, rng, &mut direct, rays);
+                    let bottom = lambert(scene, world, &h, t, rng, &mut direct, rays);
                     let depth = (water.level - h.point.y).max(0.0);
                     let sun_in = refract(-sun.direction, Vec3::Y, 1.0 / WATER_INDEX)
                         .map_or(1.0, |d| -d.y)

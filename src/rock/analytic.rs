@@ -32,10 +32,10 @@ impl AnalyticRock {
         }
     }
 
-    /// World point `p` in the rock's own (unit-sphere) space.
+    /// World space to the rock's own (unit-sphere) space.
     #[inline]
-    pub fn to_object(&self, p: Vec3) -> Vec3 {
-        self.object_from_world.transform_point3(p)
+    pub fn object_from_world(&self) -> Affine3A {
+        self.object_from_world
     }
 
     /// World bounds.

@@ -128,6 +128,7 @@ fn default_population_material() -> RockMaterialFile {
     RockMaterialFile::Albedo {
         color: [0.12, 0.2, 0.07],
         variation: 0.0,
+        bump: None,
     }
 }
 fn default_where_height() -> [f64; 2] {
@@ -540,6 +541,11 @@ pub struct LayerFile {
     /// Noise bumps of this layer.
     #[serde(default)]
     pub bump: Option<BumpFile>,
+    /// Roughness of a glossy sun highlight (GGX microfacets, dielectric),
+    /// 0.1..=1: low for wet rock or ice, high for a dull sheen. Default
+    /// none: matte.
+    #[serde(default)]
+    pub roughness: Option<f64>,
     /// Where the layer lies. Default everywhere.
     #[serde(default)]
     pub mask: Option<MaskFile>,
@@ -1079,14 +1085,47 @@ pub enum RockMaterialFile {
         /// Default 0.
         #[serde(default)]
         variation: f64,
+        /// Tessellated rocks: noise bumps in the rock's own space (height
+        /// and size as fractions of the radius) that tilt the shading
+        /// normal. Default none.
+        #[serde(default)]
+        bump: Option<BumpFile>,
     },
     /// Colour from an image wrapped around the rock with the displacement's
-    /// (u, v), e.g. the cobblestone albedo.
+    /// (u, v), e.g. the cobblestone albedo, or laid triplanar.
     Texture {
         /// RGB image (values used as linear reflectance), relative to the
         /// scene file's folder.
         texture: String,
+        /// `uv` (the displacement's (u, v), default) or `triplanar` (along
+        /// the three axes of the rock's own space, blended by the fourth
+        /// powers of the direction's components: no poles, no seams; the
+        /// image should tile).
+        #[serde(default)]
+        mapping: RockTextureMappingFile,
+        /// With `triplanar`: the size of one tile, a fraction of the
+        /// radius, > 0. Default 1.
+        #[serde(default = "default_rock_tile")]
+        size: f64,
+        /// Tessellated rocks: noise bumps as for `albedo`.
+        #[serde(default)]
+        bump: Option<BumpFile>,
     },
+}
+
+/// How a rock's colour texture is laid on it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RockTextureMappingFile {
+    /// By the displacement's (u, v).
+    #[default]
+    Uv,
+    /// Along the three axes of the rock's own space.
+    Triplanar,
+}
+
+fn default_rock_tile() -> f64 {
+    1.0
 }
 
 impl Default for RockMaterialFile {
@@ -1094,6 +1133,7 @@ impl Default for RockMaterialFile {
         RockMaterialFile::Albedo {
             color: [0.35, 0.33, 0.3],
             variation: 0.0,
+            bump: None,
         }
     }
 }

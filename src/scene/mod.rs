@@ -163,6 +163,8 @@ pub struct RockSpec {
     pub displacement: Option<Displacement>,
     /// Colour.
     pub material: RockMaterial,
+    /// Bumps in the rock's own space (tessellated rocks).
+    pub bump: Option<crate::shade::layers::Bump>,
     /// Flat faces instead of recomputed smooth normals.
     pub flat: bool,
     /// Traced as an exact ellipsoid.
@@ -174,8 +176,9 @@ pub struct RockSpec {
 pub enum RockMaterial {
     /// One colour.
     Albedo(Vec3),
-    /// A texture wrapped by (u, v).
-    Texture(Arc<Texture>),
+    /// A texture wrapped by (u, v), or laid triplanar with tiles of this
+    /// size (a fraction of the radius).
+    Texture(Arc<Texture>, Option<f32>),
 }
 
 /// Checked scatter settings.
@@ -195,6 +198,8 @@ pub struct ScatterSpec {
     pub displacement: Option<Displacement>,
     /// Colour.
     pub material: RockMaterial,
+    /// Bumps in the rock's own space (tessellated rocks).
+    pub bump: Option<crate::shade::layers::Bump>,
 }
 
 /// Stored triangles of all rocks of a scene (analytic ones have none;

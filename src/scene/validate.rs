@@ -761,6 +761,10 @@ fn validate_layers(
                 )),
                 None => None,
             },
+            roughness: l
+                .roughness
+                .map(|r| within(&format!("{at}.roughness"), r, 0.1, 1.0).map(|r| r as f32))
+                .transpose()?,
             bump: l
                 .bump
                 .as_ref()
@@ -1111,6 +1115,7 @@ fn validate_population(
         RockMaterialFile::Albedo {
             color: c,
             variation,
+            ..
         } => {
             if variation != 0.0 {
                 return Err(Invalid::new(
@@ -1299,6 +1304,7 @@ fn validate_rock_material(
         RockMaterialFile::Albedo {
             color: c,
             variation,
+            ..
         } => {
             if *variation != 0.0 && !variation_allowed {
                 return Err(Invalid::new(
@@ -1308,9 +1314,20 @@ fn validate_rock_material(
             }
             RockMaterial::Albedo(color(&format!("{path}.color"), *c, 1.0)?)
         }
-        RockMaterialFile::Texture { texture } => {
-            RockMaterial::Texture(textures.get(&format!("{path}.texture"), texture)?)
-        }
+        RockMaterialFile::Texture {
+            texture,
+            mapping,
+            size,
+            ..
+        } => RockMaterial::Texture(
+            textures.get(&format!("{path}.texture"), texture)?,
+            match mapping {
+                RockTextureMappingFile::Uv => None,
+                RockTextureMappingFile::Triplanar => {
+                    Some(above(&format!("{path}.size"), *size, 0.0, 100.0)? as f32)
+                }
+            },
+        ),
     })
 }
 
@@ -1378,6 +1395,7 @@ fn validate_rock(path: &str, r: &RockFile, textures: &mut TextureCache) -> Check
             textures,
             false,
         )?,
+        bump: rock_bump(&format!("{path}.material"), &r.material)?,
         flat: r.normals == NormalsFile::Flat,
         analytic: r.analytic,
     })
@@ -1472,5 +1490,19 @@ fn validate_scatter(
         },
         displacement,
         material: validate_rock_material(&format!("{p}.material"), &s.material, textures, true)?,
+        bump: rock_bump(&format!("{p}.material"), &s.material)?,
     })
+}
+
+/// A rock material's bumps (height and size, fractions of the radius).
+fn rock_bump(path: &str, m: &RockMaterialFile) -> Check<Option<crate::shade::layers::Bump>> {
+    let (RockMaterialFile::Albedo { bump, .. } | RockMaterialFile::Texture { bump, .. }) = m;
+    bump.as_ref()
+        .map(|b| {
+            Ok(crate::shade::layers::Bump {
+                height: within(&format!("{path}.bump.height"), b.height, 0.0, 1.0)? as f32,
+                size: above(&format!("{path}.bump.size"), b.size, 0.0, 100.0)? as f32,
+            })
+        })
+        .transpose()
 }

@@ -40,6 +40,9 @@ pub enum Material {
     RockTexture {
         /// Index into the world's textures.
         texture: u16,
+        /// Laid triplanar in the rock's own space with tiles of this size
+        /// (a fraction of the radius), instead of by (u, v).
+        triplanar: Option<f32>,
     },
     /// Layers of colour and bumps over terrain
     /// ([`crate::shade::layers::Layers`]), which the world keeps and
@@ -100,10 +103,27 @@ impl Material {
                 seed,
                 first,
             } => Material::tint(color, variation, seed, at.object.wrapping_sub(first)),
-            Material::RockTexture { texture } => {
+            Material::RockTexture {
+                texture,
+                triplanar: None,
+            } => {
                 let d = at.rock_point.normalize_or(Vec3::Y);
                 let (u, v) = crate::rock::uv_of(d);
                 textures[texture as usize].sample(u, v, Filter::Bilinear)
+            }
+            Material::RockTexture {
+                texture,
+                triplanar: Some(size),
+            } => {
+                // Weights from the direction from the rock's centre, a
+                // normal that turns with the rock.
+                let p = at.rock_point / size;
+                let w = at.rock_point.normalize_or(Vec3::Y).abs().powf(4.0);
+                let w = w / (w.x + w.y + w.z);
+                let t = &textures[texture as usize];
+                w.x * t.sample_tiled(p.z, -p.y)
+                    + w.y * t.sample_tiled(p.x, p.z)
+                    + w.z * t.sample_tiled(p.x, -p.y)
             }
             Material::HeightSlope {
                 sand_top,
@@ -202,6 +222,54 @@ mod tests {
         assert_eq!(
             m.albedo(&at(p, Vec3::Y, 7), &[]),
             m.albedo(&at(p, Vec3::Y, 7), &[])
+        );
+    }
+
+    /// A triplanar rock texture: along an axis of the rock's own space it
+    /// reads that axis's projection alone (the others weigh nothing), and
+    /// the weights blend to the same colour for a uniform texture.
+    #[test]
+    fn triplanar_rock_textures_read_their_projections() {
+        let mut texels = Vec::new();
+        for k in 0..16u32 {
+            texels.push(Vec3::new(k as f32 / 16.0, 0.5, 1.0 - k as f32 / 16.0));
+        }
+        let t = Arc::new(Texture {
+            source: None,
+            width: 4,
+            height: 4,
+            texels,
+        });
+        let m = Material::RockTexture {
+            texture: 0,
+            triplanar: Some(0.5),
+        };
+        let on = |rock_point: Vec3| {
+            let mut a = at(Vec3::ZERO, Vec3::Y, 0);
+            a.rock_point = rock_point;
+            m.albedo(&a, std::slice::from_ref(&t))
+        };
+        let x = Vec3::new(1.0, 0.3, -0.2);
+        // Mostly along x: the x projection's (z, −y) / size dominates.
+        let px = on(Vec3::new(1.0, 0.0, 0.0));
+        assert_eq!(px, t.sample_tiled(0.0, 0.0));
+        let py = on(Vec3::new(0.0, 1.0, 0.0));
+        assert_eq!(py, t.sample_tiled(0.0, 0.0));
+        let mixed = on(x);
+        assert!(mixed.min_element() >= 0.0 && mixed.max_element() <= 1.0);
+        let flat = Arc::new(Texture {
+            source: None,
+            width: 2,
+            height: 2,
+            texels: vec![Vec3::splat(0.3); 4],
+        });
+        let mut a = at(Vec3::ZERO, Vec3::Y, 0);
+        a.rock_point = x;
+        assert!(
+            (m.albedo(&a, &[flat]) - Vec3::splat(0.3))
+                .abs()
+                .max_element()
+                < 1e-6
         );
     }
 }
