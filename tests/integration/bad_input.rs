@@ -257,3 +257,42 @@ fn a_population_whose_mesh_cannot_be_read_is_named() {
         &["at populations[0].where.slope[1]", "must be between 30 and 90, got 10"],
     );
 }
+
+#[test]
+fn bad_water_layers_and_skies_name_the_field() {
+    let no_level = format!("{{ {CAMERA}, \"water\": {{ \"clarity\": 2 }} }}");
+    rejects(&no_level, &["water", "needs a \"level\""]);
+    let clarity = format!("{{ {CAMERA}, \"water\": {{ \"level\": 1, \"clarity\": 0 }} }}");
+    rejects(&clarity, &["water.clarity", "got 0"]);
+    let base_mask = format!(
+        "{{ {CAMERA}, \"terrain\": {{ \"material\": {{ \"type\": \"layers\", \"layers\": [ {{ \"mask\": {{ \"slope\": [0, 30] }} }} ] }} }} }}"
+    );
+    rejects(
+        &base_mask,
+        &["terrain.material.layers[0].mask", "takes no mask"],
+    );
+    let slope = format!(
+        "{{ {CAMERA}, \"terrain\": {{ \"material\": {{ \"type\": \"layers\", \"layers\": [ {{}}, {{ \"mask\": {{ \"slope\": [50, 30] }} }} ] }} }} }}"
+    );
+    rejects(
+        &slope,
+        &[
+            "terrain.material.layers[1].mask.slope[1]",
+            "between 50 and 90",
+        ],
+    );
+    let no_layers = format!(
+        "{{ {CAMERA}, \"terrain\": {{ \"material\": {{ \"type\": \"layers\", \"layers\": [] }} }} }}"
+    );
+    rejects(&no_layers, &["terrain.material.layers", "1 to 16 layers"]);
+    let texture = format!(
+        "{{ {CAMERA}, \"terrain\": {{ \"material\": {{ \"type\": \"layers\", \"layers\": [ {{ \"texture\": \"nope.png\" }} ] }} }} }}"
+    );
+    rejects(
+        &texture,
+        &["terrain.material.layers[0].texture", "nope.png"],
+    );
+    let turbidity =
+        format!("{{ {CAMERA}, \"sky\": {{ \"type\": \"hosek_wilkie\", \"turbidity\": 12 }} }}");
+    rejects(&turbidity, &["sky.turbidity", "between 1 and 10"]);
+}

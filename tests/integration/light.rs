@@ -160,3 +160,38 @@ fn bad_light_values_name_the_field() {
         assert!(e.contains(path) && e.contains("line 3"), "{fragment}: {e}");
     }
 }
+
+/// The scenes with layers, water and the Hosek–Wilkie sky render the same
+/// bytes on 1 and 2 threads (at a fifth of their width).
+#[test]
+fn layered_and_water_scenes_render_byte_identically_on_any_thread_count() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["alpine-lake", "canyon", "eroded-island"] {
+        let scene = root().join(format!("scenes/{name}.json"));
+        let mut images = Vec::new();
+        for threads in ["1", "2"] {
+            let out = format!("{name}-{threads}.png");
+            let r = run_in(
+                dir.path(),
+                &[
+                    "render",
+                    scene.to_str().unwrap(),
+                    "-o",
+                    &out,
+                    "--width",
+                    "192",
+                    "--threads",
+                    threads,
+                    "-q",
+                ],
+            );
+            assert!(
+                r.status.success(),
+                "{name}: {}",
+                String::from_utf8_lossy(&r.stderr)
+            );
+            images.push(std::fs::read(dir.path().join(out)).unwrap());
+        }
+        assert_eq!(images[0], images[1], "{name}");
+    }
+}
