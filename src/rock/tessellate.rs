@@ -144,6 +144,12 @@ impl SphereMesh {
             }
             indices = next;
         }
+        SphereMesh::without_poles(dirs, indices)
+    }
+
+    /// A pole-free mesh of unit directions `dirs` and triangles `indices`,
+    /// with the texture coordinates of [`super::uv_of`].
+    fn without_poles(dirs: Vec<Vec3>, indices: Vec<[u32; 3]>) -> SphereMesh {
         let uv = dirs
             .iter()
             .map(|&d| {
@@ -211,20 +217,7 @@ impl SphereMesh {
                 }
             }
         }
-        let uv = dirs
-            .iter()
-            .map(|&d| {
-                let (u, v) = super::uv_of(d);
-                Vec2::new(u, v)
-            })
-            .collect();
-        SphereMesh {
-            stacks: 0,
-            slices: 0,
-            dirs,
-            uv,
-            indices,
-        }
+        SphereMesh::without_poles(dirs, indices)
     }
 
     /// Tessellates the unit sphere as a UV sphere. Ring r (1..stacks) is at polar angle

@@ -52,21 +52,26 @@ fn physical_skies_render_byte_identically_on_any_thread_count() {
     for (name, text) in sky_scenes() {
         let (dir, scene) = scene_dir("s.json", &text);
         let s = scene.to_str().unwrap();
-        let mut images = Vec::new();
-        for (out, threads) in [("a.png", "1"), ("b.png", "2")] {
-            let r = run_in(
-                dir.path(),
-                &["render", s, "-o", out, "--threads", threads, "-q"],
-            );
-            assert!(
-                r.status.success(),
-                "{name}: {}",
-                String::from_utf8_lossy(&r.stderr)
-            );
-            images.push(std::fs::read(dir.path().join(out)).unwrap());
-        }
-        assert_eq!(images[0], images[1], "{name}");
+        same_bytes_on_1_and_2_threads(dir.path(), &["render", s, "-q"], name);
     }
+}
+
+/// Runs `args` with `-o` and `--threads` 1 and 2 in `dir` and checks the
+/// two images are the same bytes.
+fn same_bytes_on_1_and_2_threads(dir: &std::path::Path, args: &[&str], name: &str) {
+    let mut images = Vec::new();
+    for (out, threads) in [("a.png", "1"), ("b.png", "2")] {
+        let mut all = args.to_vec();
+        all.extend(["-o", out, "--threads", threads]);
+        let r = run_in(dir, &all);
+        assert!(
+            r.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&r.stderr)
+        );
+        images.push(std::fs::read(dir.join(out)).unwrap());
+    }
+    assert_eq!(images[0], images[1], "{name}");
 }
 
 #[test]
@@ -168,30 +173,7 @@ fn layered_and_water_scenes_render_byte_identically_on_any_thread_count() {
     let dir = tempfile::tempdir().unwrap();
     for name in ["alpine-lake", "canyon", "eroded-island"] {
         let scene = root().join(format!("scenes/{name}.json"));
-        let mut images = Vec::new();
-        for threads in ["1", "2"] {
-            let out = format!("{name}-{threads}.png");
-            let r = run_in(
-                dir.path(),
-                &[
-                    "render",
-                    scene.to_str().unwrap(),
-                    "-o",
-                    &out,
-                    "--width",
-                    "192",
-                    "--threads",
-                    threads,
-                    "-q",
-                ],
-            );
-            assert!(
-                r.status.success(),
-                "{name}: {}",
-                String::from_utf8_lossy(&r.stderr)
-            );
-            images.push(std::fs::read(dir.path().join(out)).unwrap());
-        }
-        assert_eq!(images[0], images[1], "{name}");
+        let args = ["render", scene.to_str().unwrap(), "--width", "192", "-q"];
+        same_bytes_on_1_and_2_threads(dir.path(), &args, name);
     }
 }
