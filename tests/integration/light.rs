@@ -166,12 +166,19 @@ fn bad_light_values_name_the_field() {
     }
 }
 
-/// The scenes with layers, water and the Hosek–Wilkie sky render the same
-/// bytes on 1 and 2 threads (at a fifth of their width).
+/// The scenes with layers, water and the Hosek–Wilkie sky, and those with
+/// scattered rock variants and populations, render the same bytes on 1 and
+/// 2 threads (at a fifth of their width).
 #[test]
-fn layered_and_water_scenes_render_byte_identically_on_any_thread_count() {
+fn new_scenes_render_byte_identically_on_any_thread_count() {
     let dir = tempfile::tempdir().unwrap();
-    for name in ["alpine-lake", "canyon", "eroded-island"] {
+    for name in [
+        "alpine-lake",
+        "canyon",
+        "eroded-island",
+        "boulder-field",
+        "scree-slope",
+    ] {
         let scene = root().join(format!("scenes/{name}.json"));
         let args = ["render", scene.to_str().unwrap(), "--width", "192", "-q"];
         same_bytes_on_1_and_2_threads(dir.path(), &args, name);
