@@ -692,16 +692,15 @@ impl World {
         }
     }
 
-    /// The glossy share of the surface at `hit` and its roughness, where
-    /// a layered material has glossy layers there.
+    /// Albedo of the surface at `hit`, and where a layered material has
+    /// glossy layers there, their share of the surface and roughness.
     #[inline]
-    pub fn gloss(&self, hit: &SurfaceHit) -> Option<(f32, f32)> {
-        match (&self.materials[hit.material as usize], &self.layers) {
-            (Material::Layers, Some((layers, attributes))) => {
-                layers.gloss(&self.ground(attributes, hit.point, hit.normal))
-            }
-            _ => None,
+    pub fn look(&self, hit: &SurfaceHit) -> (Vec3, Option<(f32, f32)>) {
+        let material = &self.materials[hit.material as usize];
+        if let (Material::Layers, Some((layers, attributes))) = (material, &self.layers) {
+            return layers.look(&self.ground(attributes, hit.point, hit.normal));
         }
+        (self.albedo(hit), None)
     }
 
     /// Albedo of the surface at `hit`.
@@ -893,7 +892,10 @@ impl World {
             let point = ray.at(t);
             n = layers.shading_normal(&self.ground(attributes, point, n), n);
         }
-        if let (Some(b), Some(m)) = (self.bumps[material as usize], self.rock_frame(hit.object)) {
+        // The rock's frame is looked up only for a material with bumps.
+        let bumped =
+            self.bumps[material as usize].and_then(|b| Some((b, self.rock_frame(hit.object)?)));
+        if let Some((b, m)) = bumped {
             // h(p) = h_rock(M p): the world gradient is Mᵀ times the
             // rock-space one.
             let g = m.matrix3.transpose()

@@ -364,13 +364,13 @@ fn lambert(
     occluded: &mut impl FnMut(&Probe) -> bool,
     rays: &mut u64,
 ) -> Vec3 {
-    let mut albedo = world.albedo(hit);
+    let (mut albedo, gloss) = world.look(hit);
     if let Some(water) = &scene.water {
         albedo *= water.wet_factor(hit.point.y);
     }
     let (sun_e, sky_l) = lights(scene, hit, rng, occluded, rays);
     let diffuse = albedo * (sun_e * std::f32::consts::FRAC_1_PI + sky_l);
-    match world.gloss(hit) {
+    match gloss {
         None => diffuse,
         Some((share, roughness)) => {
             let brdf = crate::shade::layers::ggx(hit.normal, -dir, scene.sun.direction, roughness);

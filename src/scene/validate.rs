@@ -368,6 +368,14 @@ fn above(path: &str, v: f64, lo: f64, hi: f64) -> Check<f64> {
     Ok(v)
 }
 
+/// A range [lo, hi] within [min, max]: the first value in [min, max], the
+/// second in [first, max].
+fn range_pair(path: &str, v: [f64; 2], min: f64, max: f64) -> Check<[f32; 2]> {
+    let a = within(&format!("{path}[0]"), v[0], min, max)?;
+    let b = within(&format!("{path}[1]"), v[1], a, max)?;
+    Ok([a as f32, b as f32])
+}
+
 fn count(path: &str, v: u32, lo: u32, hi: u32) -> Check<u32> {
     if v < lo || v > hi {
         return Err(Invalid::new(
@@ -698,11 +706,6 @@ fn validate_layers(
             size: above(&format!("{at}.size"), size, 0.0, 1e7)? as f32,
         })
     };
-    let pair = |at: &str, v: [f64; 2], lo: f64, hi: f64| -> Check<[f32; 2]> {
-        let a = within(&format!("{at}[0]"), v[0], lo, hi)?;
-        let b = within(&format!("{at}[1]"), v[1], a, hi)?;
-        Ok([a as f32, b as f32])
-    };
     let mut layers = Vec::with_capacity(list.len());
     for (k, l) in list.iter().enumerate() {
         let at = format!("{p}[{k}]");
@@ -719,11 +722,11 @@ fn validate_layers(
                 Mask {
                     height: m
                         .height
-                        .map(|v| pair(&format!("{at}.height"), v, 0.0, 1.0))
+                        .map(|v| range_pair(&format!("{at}.height"), v, 0.0, 1.0))
                         .transpose()?,
                     slope: m
                         .slope
-                        .map(|v| pair(&format!("{at}.slope"), v, 0.0, 90.0))
+                        .map(|v| range_pair(&format!("{at}.slope"), v, 0.0, 90.0))
                         .transpose()?,
                     aspect: match m.aspect {
                         Some(a) => Some((
@@ -735,11 +738,11 @@ fn validate_layers(
                     },
                     curvature: m
                         .curvature
-                        .map(|v| pair(&format!("{at}.curvature"), v, -1.0, 1.0))
+                        .map(|v| range_pair(&format!("{at}.curvature"), v, -1.0, 1.0))
                         .transpose()?,
                     flow: m
                         .flow
-                        .map(|v| pair(&format!("{at}.flow"), v, 0.0, 1.0))
+                        .map(|v| range_pair(&format!("{at}.flow"), v, 0.0, 1.0))
                         .transpose()?,
                     fuzz: within(&format!("{at}.fuzz"), m.fuzz, 0.0, 1.0)? as f32,
                     noise: match within(&format!("{at}.noise"), m.noise, 0.0, 1.0)? {
@@ -1087,30 +1090,8 @@ fn validate_population(
         0.0,
         1.0,
     )?;
-    let h0 = within(
-        &format!("{path}.where.height[0]"),
-        p.where_.height[0],
-        0.0,
-        1.0,
-    )?;
-    let h1 = within(
-        &format!("{path}.where.height[1]"),
-        p.where_.height[1],
-        h0,
-        1.0,
-    )?;
-    let a0 = within(
-        &format!("{path}.where.slope[0]"),
-        p.where_.slope[0],
-        0.0,
-        90.0,
-    )?;
-    let a1 = within(
-        &format!("{path}.where.slope[1]"),
-        p.where_.slope[1],
-        a0,
-        90.0,
-    )?;
+    let height = range_pair(&format!("{path}.where.height"), p.where_.height, 0.0, 1.0)?;
+    let slope = range_pair(&format!("{path}.where.slope"), p.where_.slope, 0.0, 90.0)?;
     let color = match p.material {
         RockMaterialFile::Albedo {
             color: c,
@@ -1142,8 +1123,8 @@ fn validate_population(
         count,
         scale: [s0 as f32, s1 as f32],
         align_to_ground: align as f32,
-        height: [h0 as f32, h1 as f32],
-        slope: [a0 as f32, a1 as f32],
+        height,
+        slope,
         seed: p.seed,
         color,
     })
@@ -1455,29 +1436,8 @@ fn validate_scatter(
             area,
             seed: s.seed,
             margin,
-            height: [
-                within(
-                    &format!("{p}.where.height[0]"),
-                    s.where_.height[0],
-                    0.0,
-                    1.0,
-                )? as f32,
-                within(
-                    &format!("{p}.where.height[1]"),
-                    s.where_.height[1],
-                    s.where_.height[0],
-                    1.0,
-                )? as f32,
-            ],
-            slope: [
-                within(&format!("{p}.where.slope[0]"), s.where_.slope[0], 0.0, 90.0)? as f32,
-                within(
-                    &format!("{p}.where.slope[1]"),
-                    s.where_.slope[1],
-                    s.where_.slope[0],
-                    90.0,
-                )? as f32,
-            ],
+            height: range_pair(&format!("{p}.where.height"), s.where_.height, 0.0, 1.0)?,
+            slope: range_pair(&format!("{p}.where.slope"), s.where_.slope, 0.0, 90.0)?,
         },
         tessellation,
         variants,

@@ -118,11 +118,21 @@ impl Layers {
         coverage
     }
 
+    /// The albedo at `g` and its gloss ([`Layers::gloss`]), from one pass
+    /// over the masks.
+    pub fn look(&self, g: &Ground) -> (Vec3, Option<(f32, f32)>) {
+        let coverage = self.coverage(g);
+        (self.albedo_by(&coverage, g), self.gloss_by(&coverage))
+    }
+
     /// The albedo at `g`.
     pub fn albedo(&self, g: &Ground) -> Vec3 {
-        let coverage = self.coverage(g);
+        self.albedo_by(&self.coverage(g), g)
+    }
+
+    fn albedo_by(&self, coverage: &[f32; MAX_LAYERS], g: &Ground) -> Vec3 {
         let mut c = Vec3::ZERO;
-        for (layer, &w) in self.layers.iter().zip(&coverage) {
+        for (layer, &w) in self.layers.iter().zip(coverage) {
             if w > 0.0 {
                 c += w * layer.albedo(g);
             }
@@ -141,9 +151,12 @@ impl Layers {
         if self.layers.iter().all(|l| l.roughness.is_none()) {
             return None;
         }
-        let coverage = self.coverage(g);
+        self.gloss_by(&self.coverage(g))
+    }
+
+    fn gloss_by(&self, coverage: &[f32; MAX_LAYERS]) -> Option<(f32, f32)> {
         let (mut share, mut sum) = (0.0, 0.0);
-        for (layer, &w) in self.layers.iter().zip(&coverage) {
+        for (layer, &w) in self.layers.iter().zip(coverage) {
             if let Some(r) = layer.roughness {
                 share += w;
                 sum += w * r;
