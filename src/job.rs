@@ -146,11 +146,16 @@ impl fmt::Display for Summary {
         }
         write!(
             f,
-            "{}: {}×{}{region}, {} spp, {:.2} s total | scene {:.0} ms, {} | {} rays ({} primary, {} shadow and sky) in {:.2} s = {:.2} Mrays/s on {} thread{} | output written in {:.0} ms",
+            "{}: {}×{}{region}, {} spp{}, {:.2} s total | scene {:.0} ms, {} | {} rays ({} primary, {} secondary) in {:.2} s = {:.2} Mrays/s on {} thread{} | output written in {:.0} ms",
             self.output.display(),
             self.size.0,
             self.size.1,
             self.spp,
+            if s.samples < s.pixels * self.spp as u64 {
+                format!(" (adaptive: mean {:.1})", s.mean_samples())
+            } else {
+                String::new()
+            },
             self.total.as_secs_f64(),
             self.load.as_secs_f64() * 1e3,
             self.world,
@@ -304,6 +309,8 @@ pub fn run(job: &RenderJob, progress: &ProgressBar, cancel: &AtomicBool) -> Resu
             render::render_region(&posed, &world, &camera, area, progress, cancel)?;
         stats_all.primary_rays += stats.primary_rays;
         stats_all.shadow_rays += stats.shadow_rays;
+        stats_all.samples += stats.samples;
+        stats_all.pixels += stats.pixels;
         stats_all.trace_time += stats.trace_time;
         if stats_all.first_bad_pixel.is_none() {
             stats_all.first_bad_pixel = stats.first_bad_pixel;

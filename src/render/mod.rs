@@ -4,7 +4,9 @@
 
 pub mod framebuffer;
 pub mod light;
+pub mod path;
 pub mod sampler;
+pub mod skymap;
 #[cfg(test)]
 mod world_tests;
 
@@ -31,8 +33,8 @@ use light::Probe;
 pub struct RenderStats {
     /// Camera rays traced.
     pub primary_rays: u64,
-    /// Secondary rays traced: shadow rays toward the sun and sky-light
-    /// occlusion rays.
+    /// Secondary rays traced: shadow rays toward the sun, sky-light
+    /// occlusion rays, and the path tracer's bounce rays.
     pub shadow_rays: u64,
     /// Wall time of the tracing.
     pub trace_time: Duration,
@@ -40,6 +42,11 @@ pub struct RenderStats {
     pub bad_samples: u64,
     /// The first pixel (in row-major order) with such a sample.
     pub first_bad_pixel: Option<(u32, u32)>,
+    /// Samples taken (fewer than pixels × `samples` where adaptive
+    /// sampling stopped pixels early).
+    pub samples: u64,
+    /// Pixels rendered.
+    pub pixels: u64,
 }
 
 impl RenderStats {
@@ -51,6 +58,11 @@ impl RenderStats {
     /// Millions of rays per second of tracing.
     pub fn mrays_per_second(&self) -> f64 {
         self.rays() as f64 / self.trace_time.as_secs_f64().max(1e-9) / 1e6
+    }
+
+    /// Mean samples per pixel.
+    pub fn mean_samples(&self) -> f64 {
+        self.samples as f64 / self.pixels.max(1) as f64
     }
 }
 
@@ -123,6 +135,11 @@ fn render_bands<S: Send>(
     finish: impl Fn(usize, S, &[Vec4]) + Sync,
 ) -> Result<RenderStats> {
     let shadow_rays = AtomicU64::new(0);
+    let samples_taken = AtomicU64::new(0);
+    let sky_map = match scene.integrator {
+        crate::scene::Integrator::Path { .. } => Some(skymap::SkyMap::of(&scene.sky)),
+        crate::scene::Integrator::Direct => None,
+    };
     let start = Instant::now();
     let sinks: Vec<S> = sinks.collect();
     let count = sinks.len();
@@ -147,8 +164,17 @@ fn render_bands<S: Send>(
                         return (tile, Vec::new(), bad);
                     }
                     let mut shadows = 0u64;
-                    let pixels = render_tile(scene, world, camera, tile, &mut shadows, &mut bad);
+                    let (pixels, taken) = render_tile(
+                        scene,
+                        world,
+                        camera,
+                        sky_map.as_ref(),
+                        tile,
+                        &mut shadows,
+                        &mut bad,
+                    );
                     shadow_rays.fetch_add(shadows, Ordering::Relaxed);
+                    samples_taken.fetch_add(taken, Ordering::Relaxed);
                     progress.inc(1);
                     (tile, pixels, bad)
                 })
@@ -179,12 +205,15 @@ fn render_bands<S: Send>(
     if cancel.load(Ordering::Relaxed) {
         return Err(Error::Interrupted);
     }
+    let samples = samples_taken.into_inner();
     Ok(RenderStats {
-        primary_rays: region.width() as u64 * region.height() as u64 * scene.image.samples as u64,
+        primary_rays: samples,
         shadow_rays: shadow_rays.into_inner(),
         trace_time: start.elapsed(),
         bad_samples: bad.count,
         first_bad_pixel: bad.first.map(|(y, x)| (x, y)),
+        samples,
+        pixels: region.width() as u64 * region.height() as u64,
     })
 }
 
@@ -206,56 +235,190 @@ impl Bad {
     }
 }
 
+/// Samples per pixel of the round after `done` of `n`: 16, then as many
+/// as were taken so far, at most 64 at a time.
+fn round_size(done: u32, n: u32) -> u32 {
+    let size = if done == 0 { 16 } else { done.min(64) };
+    size.min(n - done)
+}
+
+/// A pixel's samples so far.
+#[derive(Debug, Clone, Copy, Default)]
+struct PixelSum {
+    /// Radiance (rgb) and coverage (a).
+    sum: Vec4,
+    /// Samples taken.
+    taken: u32,
+    /// Sums of the samples' luminance and its square.
+    lum: f64,
+    lum2: f64,
+}
+
+impl PixelSum {
+    /// Whether the relative standard error of the mean luminance is below
+    /// `threshold`, the mean floored at `floor`.
+    fn converged(&self, threshold: f32, floor: f32) -> bool {
+        let k = self.taken as f64;
+        if k < 2.0 {
+            return false;
+        }
+        let mean = self.lum / k;
+        let variance = ((self.lum2 / k - mean * mean) * k / (k - 1.0)).max(0.0);
+        let error = (variance / k).sqrt();
+        error < threshold as f64 * mean.max(floor as f64)
+    }
+}
+
+/// Luminance of linear sRGB (Rec. 709 weights).
+#[inline]
+fn luminance(c: Vec3) -> f32 {
+    c.dot(Vec3::new(0.2126, 0.7152, 0.0722))
+}
+
 /// Mean linear radiance (rgb) and coverage (a) of each pixel of `tile`, row
-/// by row; a sample whose radiance is not finite counts as black and is
-/// recorded in `bad`.
+/// by row, and the samples taken; a sample whose radiance is not finite
+/// counts as black and is recorded in `bad`.
 ///
-/// The tile's camera rays are traced as one batch, then the shadow and
-/// sky-light rays of all its samples as another (the terrain walks batches
-/// eight rays at a time). The shading runs twice: once to list the probes
-/// it asks about (their rays built there, once), once with their answers.
-/// Each sample gets exactly what [`trace`] gives it on its own.
+/// Samples come in rounds ([`round_size`]); with `image.noise_threshold`
+/// set, a pixel leaves after a round once its error is below the
+/// threshold ([`PixelSum::converged`]): the decision depends on its own
+/// samples only, and each sample is the same whatever else is in its
+/// round, so the result does not depend on the tile's other pixels.
 fn render_tile(
     scene: &Scene,
     world: &World,
     camera: &Camera,
+    sky_map: Option<&skymap::SkyMap>,
     tile: Rect,
     shadows: &mut u64,
     bad: &mut Bad,
-) -> Vec<Vec4> {
+) -> (Vec<Vec4>, u64) {
+    let n = scene.image.samples;
+    let threshold = scene.image.noise_threshold;
+    // Near-black pixels are judged against this luminance (about a
+    // twentieth of a mid-grey after the exposure).
+    let floor = 0.05 / scene.image.exposure_scale;
+    let order = patch_order(tile);
+    let mut sums = vec![PixelSum::default(); order.len()];
+    let mut active: Vec<usize> = (0..order.len()).collect();
+    let mut done = 0;
+    let mut list = Vec::new();
+    while done < n && !active.is_empty() {
+        let round = round_size(done, n);
+        list.clear();
+        for &i in &active {
+            let (x, y) = order[i];
+            list.extend((done..done + round).map(|s| (x, y, s)));
+        }
+        let values = sample_radiance(scene, world, camera, sky_map, &list, shadows);
+        for (&i, values) in active.iter().zip(values.chunks(round as usize)) {
+            let (x, y) = order[i];
+            let pixel = &mut sums[i];
+            for &c in values {
+                pixel.taken += 1;
+                // No ray: background outside the projection, transparent black.
+                let Some(c) = c else { continue };
+                if c.is_finite() {
+                    pixel.sum += c.extend(1.0);
+                    let l = luminance(c) as f64;
+                    pixel.lum += l;
+                    pixel.lum2 += l * l;
+                } else {
+                    pixel.sum += Vec4::W;
+                    bad.merge(&Bad {
+                        count: 1,
+                        first: Some((y, x)),
+                    });
+                }
+            }
+        }
+        done += round;
+        if threshold > 0.0 && done < n {
+            active.retain(|&i| !sums[i].converged(threshold, floor));
+        }
+    }
+    let mut pixels = vec![Vec4::ZERO; (tile.width() * tile.height()) as usize];
+    let mut taken = 0;
+    for (&(x, y), pixel) in order.iter().zip(&sums) {
+        pixels[((y - tile.y0) * tile.width() + x - tile.x0) as usize] =
+            pixel.sum / pixel.taken as f32;
+        taken += pixel.taken as u64;
+    }
+    (pixels, taken)
+}
+
+/// The radiance of each sample (x, y, s) of `list` (None where the
+/// projection gives it no camera ray), in order.
+///
+/// The camera rays are traced as one batch. The direct renderer then
+/// traces the shadow and sky-light rays of all the samples as another (the
+/// terrain walks batches eight rays at a time): its shading runs twice,
+/// once to list the probes it asks about (their rays built there, once),
+/// once with their answers. The path tracer goes on as a wavefront
+/// ([`path::trace_paths`]). Each sample gets exactly what [`trace`] gives
+/// it on its own.
+fn sample_radiance(
+    scene: &Scene,
+    world: &World,
+    camera: &Camera,
+    sky_map: Option<&skymap::SkyMap>,
+    list: &[(u32, u32, u32)],
+    shadows: &mut u64,
+) -> Vec<Option<Vec3>> {
     let n = scene.image.samples;
     let seed = scene.seed;
     let pixel_index = |x: u32, y: u32| y as u64 * camera.width as u64 + x as u64;
-    // Every sample of every pixel, patch by patch (pixel, then sample),
-    // whether the projection gives it a camera ray, and those rays.
-    let count = (tile.width() * tile.height() * n) as usize;
-    let mut samples = Vec::with_capacity(count);
-    let mut points = Vec::with_capacity(count);
-    for (x, y) in patch_order(tile) {
-        for s in 0..n {
+    let rng_of = |x: u32, y: u32, s: u32| sampler::SampleRng::new(seed, pixel_index(x, y), s, n);
+    let points: Vec<[f32; 2]> = list
+        .iter()
+        .map(|&(x, y, s)| {
             let (jx, jy) = sampler::sample_offset(seed, pixel_index(x, y), s, n);
-            samples.push((x, y, s, false));
-            points.push([x as f32 + jx, y as f32 + jy]);
-        }
-    }
-    let (mut has_ray, mut rays) = (Vec::with_capacity(count), Vec::with_capacity(count));
+            [x as f32 + jx, y as f32 + jy]
+        })
+        .collect();
+    let (mut has_ray, mut rays) = (
+        Vec::with_capacity(list.len()),
+        Vec::with_capacity(list.len()),
+    );
     camera.rays_into(&points, &mut has_ray, &mut rays);
-    for (sample, has) in samples.iter_mut().zip(has_ray) {
-        sample.3 = has;
-    }
-    let hits = world.intersect_batch(&rays);
 
+    if let (crate::scene::Integrator::Path { bounces }, Some(sky_map)) = (scene.integrator, sky_map)
+    {
+        let cameras: Vec<(usize, sampler::SampleRng, Ray)> = list
+            .iter()
+            .enumerate()
+            .filter(|&(k, _)| has_ray[k])
+            .zip(&rays)
+            .map(|((k, &(x, y, s)), &ray)| (k, rng_of(x, y, s), ray))
+            .collect();
+        let mut radiance = vec![Vec3::ZERO; list.len()];
+        path::trace_paths(
+            scene,
+            world,
+            sky_map,
+            bounces,
+            &cameras,
+            &mut radiance,
+            shadows,
+        );
+        return radiance
+            .into_iter()
+            .zip(&has_ray)
+            .map(|(c, &has)| has.then_some(c))
+            .collect();
+    }
+
+    let hits = world.intersect_batch(&rays);
     // The secondary rays the shading of each hit asks about, in order.
     let per_hit = 1 + scene.sky_light.samples as usize;
     let mut queries = Vec::with_capacity(per_hit * hits.len());
     let mut limits = Vec::with_capacity(per_hit * hits.len());
     let mut hit_of_ray = rays.iter().zip(&hits);
-    for &(x, y, s, has_ray) in &samples {
+    for (&(x, y, s), &has_ray) in list.iter().zip(&has_ray) {
         if has_ray {
             let (ray, hit) = hit_of_ray.next().expect("one hit slot per ray");
             if let Some((first, _)) = first_surface(scene, ray, hit.as_ref()) {
-                let rng = sampler::SampleRng::new(seed, pixel_index(x, y), s, n);
-                light_probes(scene, &first, &rng, &mut |probe| {
+                light_probes(scene, &first, &rng_of(x, y, s), &mut |probe| {
                     queries.push(probe.ray());
                     limits.push(probe.t_max);
                 });
@@ -279,31 +442,25 @@ fn render_tile(
         blocked
     };
     let mut ray_of_sample = rays.iter().zip(&hits);
-    let mut pixels = vec![Vec4::ZERO; (tile.width() * tile.height()) as usize];
-    for pixel in samples.chunks(n as usize) {
-        let (x, y) = (pixel[0].0, pixel[0].1);
-        let mut sum = Vec4::ZERO;
-        for &(x, y, s, has_ray) in pixel {
-            // No ray: background outside the projection, transparent black.
+    list.iter()
+        .zip(&has_ray)
+        .map(|(&(x, y, s), &has_ray)| {
             if !has_ray {
-                continue;
+                return None;
             }
             let (ray, hit) = ray_of_sample.next().expect("one hit slot per ray");
-            let rng = sampler::SampleRng::new(seed, pixel_index(x, y), s, n);
-            let c = shade(scene, world, ray, hit.as_ref(), &rng, &mut answer, shadows);
-            if c.is_finite() {
-                sum += c.extend(1.0);
-            } else {
-                sum += Vec4::W;
-                bad.merge(&Bad {
-                    count: 1,
-                    first: Some((y, x)),
-                });
-            }
-        }
-        pixels[((y - tile.y0) * tile.width() + x - tile.x0) as usize] = sum / n as f32;
-    }
-    pixels
+            let rng = rng_of(x, y, s);
+            Some(shade(
+                scene,
+                world,
+                ray,
+                hit.as_ref(),
+                &rng,
+                &mut answer,
+                shadows,
+            ))
+        })
+        .collect()
 }
 
 /// Linear radiance arriving along the camera ray `ray`; `rays` counts the
@@ -585,24 +742,33 @@ mod tests {
     }
 
     /// Tiles trace their camera rays and then their shadow and sky-light
-    /// rays as batches, shading in two passes; every sample must still get
-    /// exactly what tracing it alone gives: terrain, listed, analytic and
-    /// instanced rocks, soft sun and sky light, and rays outside a fisheye.
+    /// rays as batches, shading in two passes (the path tracer steps all
+    /// of a tile's paths together); every sample must still get exactly
+    /// what tracing it alone gives: terrain, listed, analytic and
+    /// instanced rocks, soft sun and sky light, water, rays outside a
+    /// fisheye, and paths.
     #[test]
     fn tiles_match_tracing_each_sample_alone() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        for name in [
-            "scenes/alpine-lake.json",
-            "scenes/boulder-field.json",
-            "scenes/cobble-rocks.json",
-            "scenes/eroded-island.json",
-            "scenes/fisheye.json",
+        for (name, path) in [
+            ("scenes/alpine-lake.json", false),
+            ("scenes/boulder-field.json", false),
+            ("scenes/cobble-rocks.json", false),
+            ("scenes/eroded-island.json", false),
+            ("scenes/fisheye.json", false),
+            ("scenes/alpine-lake.json", true),
+            ("scenes/cobble-rocks.json", true),
+            ("scenes/fisheye.json", true),
         ] {
             let mut scene = crate::scene::load(&root.join(name)).unwrap();
             (scene.image.width, scene.image.height, scene.image.samples) = (40, 30, 2);
             if let Some(rock) = scene.rocks.first_mut() {
                 rock.analytic = true;
             }
+            if path {
+                scene.integrator = crate::scene::Integrator::Path { bounces: 3 };
+            }
+            let sky_map = skymap::SkyMap::of(&scene.sky);
             let world = World::build(&scene);
             let camera = scene.camera();
             let none = AtomicBool::new(false);
@@ -618,17 +784,196 @@ mod tests {
                         let (jx, jy) = sampler::sample_offset(scene.seed, pixel, s, n);
                         if let Some(ray) = camera.ray(x as f32 + jx, y as f32 + jy) {
                             let rng = sampler::SampleRng::new(scene.seed, pixel, s, n);
-                            sum += trace(&scene, &world, &ray, &rng, &mut rays).extend(1.0);
+                            let c = if path {
+                                path::trace_path(&scene, &world, &sky_map, 3, &ray, &rng, &mut rays)
+                            } else {
+                                trace(&scene, &world, &ray, &rng, &mut rays)
+                            };
+                            sum += c.extend(1.0);
                         }
                     }
                     let alone = (sum / n as f32).to_array().map(f32::to_bits);
                     let tiled = fb.pixels[pixel as usize].to_array().map(f32::to_bits);
-                    assert_eq!(tiled, alone, "{name}: pixel ({x}, {y})");
+                    assert_eq!(tiled, alone, "{name} (path {path}): pixel ({x}, {y})");
                 }
             }
             assert_eq!(stats.shadow_rays, rays, "{name}: secondary rays");
             assert!(rays > 1000, "{name}: the scene casts shadow rays");
         }
+    }
+
+    /// A scene for the path tracer's checks: `scene` at `size` with a
+    /// uniform sky of radiance `sky`, the sun as given, no fog, every
+    /// surface of albedo `albedo`.
+    fn uniform_sky(mut scene: Scene, sky: f32, albedo: f32) -> Scene {
+        scene.sky = crate::shade::Sky::Gradient {
+            zenith: Vec3::splat(sky),
+            horizon: Vec3::splat(sky),
+            ground: Vec3::splat(sky),
+            ambient: 1.0,
+        };
+        scene.fog.density = 0.0;
+        scene.terrain.material = crate::shade::Material::Albedo(Vec3::splat(albedo));
+        scene.terrain.layers = None;
+        scene
+    }
+
+    /// The mean of the red channel over the image and its standard error
+    /// (from the spread of the means of `seeds` sample seeds over the
+    /// terrain of the scene's own seed).
+    fn image_means(scene: &Scene, seeds: u64) -> (f64, f64) {
+        let world = World::build(scene);
+        let camera = scene.camera();
+        let none = AtomicBool::new(false);
+        let means: Vec<f64> = (0..seeds)
+            .map(|seed| {
+                let scene = Scene {
+                    seed: 1000 + seed,
+                    ..scene.clone()
+                };
+                let (fb, _) =
+                    render(&scene, &world, &camera, &ProgressBar::hidden(), &none).unwrap();
+                let sum: f64 = fb.pixels.iter().map(|p| p.x as f64).sum();
+                sum / fb.pixels.len() as f64
+            })
+            .collect();
+        let k = seeds as f64;
+        let mean = means.iter().sum::<f64>() / k;
+        let var = means.iter().map(|m| (m - mean).powi(2)).sum::<f64>() / (k - 1.0);
+        (mean, (var / k).sqrt())
+    }
+
+    /// With no bounces the path tracer gathers the light the direct
+    /// renderer does (sky occlusion unlimited): the image means agree
+    /// within their standard errors.
+    #[test]
+    fn the_path_tracer_without_bounces_agrees_with_direct_light() {
+        let mut scene = uniform_sky(small_scene(), 0.6, 0.5);
+        (scene.image.width, scene.image.height, scene.image.samples) = (32, 18, 8);
+        scene.sky_light.distance = 1e7;
+        scene.sky_light.samples = 8;
+        let (direct, e_direct) = image_means(&scene, 8);
+        scene.integrator = crate::scene::Integrator::Path { bounces: 0 };
+        let (path, e_path) = image_means(&scene, 8);
+        let error = (e_direct * e_direct + e_path * e_path).sqrt();
+        assert!(
+            (direct - path).abs() < 3.0 * error,
+            "direct {direct} ± {e_direct}, path {path} ± {e_path}"
+        );
+        assert!(error < 0.01 * direct, "the test can tell: error {error}");
+    }
+
+    /// A flat open plane of albedo a under a uniform sky of radiance L
+    /// (no sun) sends back a · L whatever the bounces: its bounce rays all
+    /// leave for the sky. And with bounces, light between the slopes of a
+    /// real terrain adds to the image.
+    #[test]
+    fn a_flat_plane_under_a_uniform_sky_sends_back_albedo_times_sky() {
+        let src = r#"{
+            "image": {"width": 24, "height": 16, "samples": 16},
+            "camera": {"position": [0, 10, -10], "look_at": [0, 0, 0]},
+            "terrain": {"size": [1000, 1000], "resolution": [3, 3], "height": 0},
+            "sun": {"intensity": 0},
+            "integrator": {"type": "path", "bounces": 3}
+        }"#;
+        let scene = crate::scene::parse(src, "flat.json", std::path::Path::new(".")).unwrap();
+        let scene = uniform_sky(scene, 0.8, 0.5);
+        let (mean, error) = image_means(&scene, 6);
+        assert!(
+            (mean - 0.4).abs() < 3.0 * error.max(1e-4) && error < 0.004,
+            "{mean} ± {error}"
+        );
+
+        let mut valley = uniform_sky(small_scene(), 0.6, 0.7);
+        (valley.image.width, valley.image.height) = (32, 18);
+        valley.integrator = crate::scene::Integrator::Path { bounces: 0 };
+        let (none, e0) = image_means(&valley, 4);
+        valley.integrator = crate::scene::Integrator::Path { bounces: 2 };
+        let (two, e2) = image_means(&valley, 4);
+        assert!(
+            two - none > 5.0 * (e0 * e0 + e2 * e2).sqrt(),
+            "bounce light: {none} ± {e0} then {two} ± {e2}"
+        );
+    }
+
+    /// Adaptive sampling: pixels of open sky stop after the first round;
+    /// the summary's count says so; a region is still bit-identical to the
+    /// same pixels of the full frame, and without a threshold every pixel
+    /// takes every sample.
+    #[test]
+    fn adaptive_sampling_stops_quiet_pixels_and_keeps_regions_exact() {
+        let mut scene = small_scene();
+        scene.integrator = crate::scene::Integrator::Path { bounces: 1 };
+        (scene.image.width, scene.image.height, scene.image.samples) = (48, 32, 64);
+        let (_, all) = rendered(&scene);
+        assert_eq!(all.samples, 48 * 32 * 64);
+        assert_eq!(all.mean_samples(), 64.0);
+        scene.image.noise_threshold = 0.05;
+        let (full, stats) = rendered(&scene);
+        let mean = stats.mean_samples();
+        assert!(mean > 16.0 && mean < 48.0, "mean samples {mean}");
+        assert_eq!(stats.primary_rays, stats.samples);
+        let world = World::build(&scene);
+        let camera = scene.camera();
+        let region = Rect {
+            x0: 7,
+            y0: 5,
+            x1: 41,
+            y1: 30,
+        };
+        let none = AtomicBool::new(false);
+        let (part, _) = render_region(
+            &scene,
+            &world,
+            &camera,
+            region,
+            &ProgressBar::hidden(),
+            &none,
+        )
+        .unwrap();
+        for y in 0..region.height() {
+            for x in 0..region.width() {
+                let a = part.pixels[(y * region.width() + x) as usize];
+                let b = full.pixels[((y + region.y0) * 48 + x + region.x0) as usize];
+                assert_eq!(
+                    a.to_array().map(f32::to_bits),
+                    b.to_array().map(f32::to_bits),
+                    "pixel ({x}, {y})"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_pixel_converges_when_its_error_is_under_the_threshold() {
+        let mut p = PixelSum::default();
+        for l in [1.0, 1.0, 1.0, 1.0] {
+            p.taken += 1;
+            p.lum += l;
+            p.lum2 += l * l;
+        }
+        assert!(p.converged(0.01, 0.05), "no variance");
+        // Samples 0 and 2: mean 1, sample variance 4/3, error √(1/3) ≈ 0.577.
+        let mut q = PixelSum::default();
+        for l in [0.0, 2.0, 0.0, 2.0] {
+            q.taken += 1;
+            q.lum += l;
+            q.lum2 += l * l;
+        }
+        assert!(q.converged(0.58, 0.05) && !q.converged(0.57, 0.05));
+        // Near black, the floor: mean 0.01, error 0.00577 against 0.05.
+        let mut r = PixelSum::default();
+        for l in [0.0, 0.02, 0.0, 0.02] {
+            r.taken += 1;
+            r.lum += l;
+            r.lum2 += l * l;
+        }
+        assert!(r.converged(0.116, 0.05) && !r.converged(0.115, 0.05));
+        assert_eq!(
+            [0, 16, 32, 64, 128, 192, 250].map(|d| round_size(d, 256)),
+            [16, 16, 32, 64, 64, 64, 6]
+        );
+        assert_eq!(round_size(0, 4), 4);
     }
 
     #[test]

@@ -54,6 +54,10 @@ pub struct SceneFile {
     /// Distance fog that fades into the sky colour.
     #[serde(default)]
     pub fog: FogFile,
+    /// How light is gathered: `direct` (sun and sky, default) or `path`
+    /// (bounce light).
+    #[serde(default)]
+    pub integrator: IntegratorFile,
     /// A water plane: a sea or lake at a height, reflecting and refracting.
     #[serde(default)]
     pub water: Option<WaterFile>,
@@ -252,6 +256,12 @@ pub struct ImageFile {
     /// `reinhard` or `none` (clamp).
     #[serde(default)]
     pub tonemap: Tonemap,
+    /// Adaptive sampling: a pixel stops taking samples once the relative
+    /// standard error of its mean luminance is below this, 0..=1 (0: every
+    /// pixel takes `samples`). Samples come in rounds of 16, 32, 64, …
+    /// Default 0.
+    #[serde(default)]
+    pub noise_threshold: f64,
 }
 
 fn default_width() -> u32 {
@@ -272,6 +282,7 @@ impl Default for ImageFile {
             samples: default_samples(),
             exposure: 0.0,
             tonemap: Tonemap::default(),
+            noise_threshold: 0.0,
         }
     }
 }
@@ -783,6 +794,30 @@ pub enum SkyFile {
 
 fn default_turbidity() -> f64 {
     3.0
+}
+
+/// `integrator`.
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum IntegratorFile {
+    /// Sun and sky light at the first surface, with shadow rays and
+    /// `sky_light`'s occlusion rays; no bounce light.
+    #[default]
+    Direct,
+    /// A path tracer: light bounces between surfaces. Next-event estimation
+    /// of the sun's disc and of the sky (importance-sampled), multiple
+    /// importance sampling with the surfaces' BSDFs, Russian roulette after
+    /// the second bounce.
+    Path {
+        /// Bounces after the first surface, 0..=32 (0: direct light only,
+        /// as `direct` without its occlusion distance). Default 2.
+        #[serde(default = "default_bounces")]
+        bounces: u32,
+    },
+}
+
+fn default_bounces() -> u32 {
+    2
 }
 
 /// `sky_light`: light from the sky gathered over the hemisphere above each

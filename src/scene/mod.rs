@@ -33,6 +33,8 @@ pub const DEFAULT_SCENE_NAME: &str = "scenes/rocky-valley.json (built in)";
 pub const MAX_IMAGE_SIDE: u32 = 16384;
 /// Most samples per pixel.
 pub const MAX_SAMPLES: u32 = 4096;
+/// Most bounces of the path tracer.
+pub const MAX_BOUNCES: u32 = 32;
 /// Largest terrain grid side, samples.
 pub const MAX_TERRAIN_SIDE: u32 = 16385;
 /// Memory a scene may need, bytes (estimated before anything is allocated).
@@ -82,6 +84,21 @@ pub struct Scene {
     pub fog: Fog,
     /// A water plane, if any.
     pub water: Option<crate::shade::Water>,
+    /// How light is gathered.
+    pub integrator: Integrator,
+}
+
+/// How light is gathered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Integrator {
+    /// Sun and sky light at the first surface.
+    #[default]
+    Direct,
+    /// Paths of up to `bounces` bounces after the first surface.
+    Path {
+        /// Bounces after the first surface.
+        bounces: u32,
+    },
 }
 
 /// Checked `image` settings.
@@ -97,6 +114,8 @@ pub struct ImageSettings {
     pub exposure_scale: f32,
     /// Tone curve.
     pub tonemap: Tonemap,
+    /// Relative standard error at which a pixel stops sampling (0: off).
+    pub noise_threshold: f32,
 }
 
 /// Checked camera placement.

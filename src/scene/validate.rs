@@ -10,8 +10,8 @@ use super::file::DEFAULT_RESOLUTION;
 use super::file::*;
 use super::locate::{locate, locate_string, parse_path};
 use super::{
-    CameraSettings, ImageSettings, RockMaterial, RockSpec, ScatterSpec, Scene, TerrainSettings,
-    MAX_IMAGE_SIDE, MAX_SAMPLES, MAX_TERRAIN_SIDE,
+    CameraSettings, ImageSettings, Integrator, RockMaterial, RockSpec, ScatterSpec, Scene,
+    TerrainSettings, MAX_BOUNCES, MAX_IMAGE_SIDE, MAX_SAMPLES, MAX_TERRAIN_SIDE,
 };
 use crate::animation::Animation;
 use crate::camera::{FisheyeMapping, Projection};
@@ -471,6 +471,12 @@ pub fn validate(raw: &SceneFile, dir: &Path) -> Check<Scene> {
         sky_light,
         fog,
         water,
+        integrator: match raw.integrator {
+            IntegratorFile::Direct => Integrator::Direct,
+            IntegratorFile::Path { bounces } => Integrator::Path {
+                bounces: count("integrator.bounces", bounces, 0, MAX_BOUNCES)?,
+            },
+        },
     })
 }
 
@@ -519,6 +525,7 @@ fn validate_image(f: &ImageFile) -> Check<ImageSettings> {
         samples: count("image.samples", f.samples, 1, MAX_SAMPLES)?,
         exposure_scale: within("image.exposure", f.exposure, -20.0, 20.0)?.exp2() as f32,
         tonemap: f.tonemap,
+        noise_threshold: within("image.noise_threshold", f.noise_threshold, 0.0, 1.0)? as f32,
     })
 }
 

@@ -296,3 +296,17 @@ fn bad_water_layers_and_skies_name_the_field() {
         format!("{{ {CAMERA}, \"sky\": {{ \"type\": \"hosek_wilkie\", \"turbidity\": 12 }} }}");
     rejects(&turbidity, &["sky.turbidity", "between 1 and 10"]);
 }
+
+#[test]
+fn bad_integrators_and_thresholds_name_the_field() {
+    let bounces =
+        format!("{{ {CAMERA}, \"integrator\": {{ \"type\": \"path\", \"bounces\": 40 }} }}");
+    rejects(
+        &bounces,
+        &["integrator.bounces", "between 0 and 32, got 40"],
+    );
+    let kind = format!("{{ {CAMERA}, \"integrator\": {{ \"type\": \"photon\" }} }}");
+    rejects(&kind, &["integrator", "photon"]);
+    let threshold = format!("{{ {CAMERA}, \"image\": {{ \"noise_threshold\": 2 }} }}");
+    rejects(&threshold, &["image.noise_threshold", "got 2"]);
+}

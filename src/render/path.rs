@@ -1,0 +1,401 @@
+//! The path tracer (`"integrator": {"type": "path"}`): light that bounces
+//! between surfaces.
+//!
+//! A unidirectional path tracer traced as a wavefront: all the paths of a
+//! tile's samples take a step together (their rays as one batch through
+//! the world, then their shadow rays as another), so the terrain walks its
+//! rays eight at a time as the direct renderer's do. At each surface:
+//!
+//! - next-event estimation of the sun (a point of its disc, uniform over
+//!   the disc's solid angle) and of the sky (a direction drawn from the
+//!   [`SkyMap`]), each weighted against BSDF sampling by the power
+//!   heuristic;
+//! - a cosine-weighted bounce direction, whose ray, if it leaves the scene,
+//!   collects the sky and the sun's disc with the complementary weights;
+//! - Russian roulette from the third surface on (after the second bounce).
+//!
+//! The BSDF is the surface's Lambert albedo plus, on glossy layers, their
+//! share of the GGX lobe. Water is a smooth dielectric: a path reflects or
+//! refracts with the Fresnel probability; light under the water falls by
+//! Beer–Lambert over the path in it, and a refracted path adds the water
+//! body's own colour (lit by the unshadowed sun and sky) in the share the
+//! bottom does not fill. Fog applies on every segment that ends on a
+//! surface, as it does on the direct renderer's camera rays; shadow rays
+//! and rays to the sky have none.
+//!
+//! With `bounces: 0` each camera sample gets the sun and the sky at its
+//! first surface: in expectation the direct renderer's light with an
+//! unlimited `sky_light.distance`.
+
+use glam::Vec3;
+
+use super::light::{ray_offset, Probe};
+use super::sampler::SampleRng;
+use super::skymap::{emission, SkyMap};
+use super::{first_surface, sun_disc};
+use crate::ray::Ray;
+use crate::sampling::{cosine_hemisphere, sample_cone};
+use crate::scene::Scene;
+use crate::shade::water::{fresnel, reflect, refract, WATER_INDEX};
+use crate::world::World;
+
+/// Random-number streams of a path's vertex `depth`: sun point, sky
+/// direction, bounce direction, roulette, water choice.
+const STREAM_PATH: u64 = 0x5B_00;
+const SUN: u64 = 0;
+const SKY: u64 = 1;
+const BOUNCE: u64 = 2;
+const ROULETTE: u64 = 3;
+const WATER: u64 = 4;
+
+#[inline]
+fn stream(depth: u32, k: u64) -> u64 {
+    STREAM_PATH + ((depth as u64) << 3) + k
+}
+
+/// One path on its way.
+#[derive(Debug, Clone, Copy)]
+struct Path {
+    /// Which sample it belongs to (an index into the caller's list).
+    sample: usize,
+    ray: Ray,
+    /// Throughput: what the light arriving along `ray` is multiplied by.
+    beta: Vec3,
+    /// Surfaces met so far.
+    depth: u32,
+    /// Density per steradian of the BSDF sample that chose `ray`, for the
+    /// weights of light it finds; 0 where the ray was not chosen by a
+    /// diffuse BSDF (the camera's, a mirror's or a refraction's: such a
+    /// ray sees the sky as the camera does).
+    pdf: f32,
+    /// Whether `ray` runs under the water (refracted into it).
+    in_water: bool,
+}
+
+/// The power heuristic (β = 2) weight of a strategy with density `a`
+/// against one with density `b`.
+#[inline]
+fn power(a: f32, b: f32) -> f32 {
+    let (a2, b2) = (a * a, b * b);
+    if a2 + b2 > 0.0 {
+        a2 / (a2 + b2)
+    } else {
+        0.0
+    }
+}
+
+/// Solid angle of the sun's disc, steradians (0 for a point sun).
+#[inline]
+fn sun_solid_angle(radius: f32) -> f32 {
+    std::f32::consts::TAU * (1.0 - radius.cos())
+}
+
+/// The radiance of each camera ray of a tile's samples: `cameras` lists
+/// (sample index, random numbers of the sample, camera ray), and
+/// `radiance[sample]` receives the sum of the light its path finds.
+/// `rays` counts the secondary rays traced (bounce and shadow rays).
+pub(super) fn trace_paths(
+    scene: &Scene,
+    world: &World,
+    sky_map: &SkyMap,
+    bounces: u32,
+    cameras: &[(usize, SampleRng, Ray)],
+    radiance: &mut [Vec3],
+    rays: &mut u64,
+) {
+    let rng_of: Vec<SampleRng> = cameras.iter().map(|c| c.1).collect();
+    let mut paths: Vec<Path> = cameras
+        .iter()
+        .enumerate()
+        .map(|(k, &(_, _, ray))| Path {
+            sample: k,
+            ray,
+            beta: Vec3::ONE,
+            depth: 0,
+            pdf: 0.0,
+            in_water: false,
+        })
+        .collect();
+    let slot = |p: &Path| cameras[p.sample].0;
+    let mut batch = Vec::new();
+    let mut queries = Vec::new();
+    let mut limits = Vec::new();
+    let mut pending: Vec<(usize, Vec3)> = Vec::new();
+    let mut next = Vec::new();
+    while !paths.is_empty() {
+        batch.clear();
+        batch.extend(paths.iter().map(|p| p.ray));
+        *rays += paths.iter().filter(|p| p.depth > 0).count() as u64;
+        let hits = world.intersect_batch(&batch);
+        queries.clear();
+        limits.clear();
+        pending.clear();
+        next.clear();
+        for (path, hit) in paths.iter().zip(&hits) {
+            let rng = &rng_of[path.sample];
+            let out = &mut radiance[slot(path)];
+            step(
+                scene,
+                world,
+                sky_map,
+                bounces,
+                path,
+                hit.as_ref(),
+                rng,
+                out,
+                &mut |probe: Probe, light: Vec3| {
+                    queries.push(probe.ray());
+                    limits.push(probe.t_max);
+                    pending.push((slot(path), light));
+                },
+                &mut next,
+            );
+        }
+        *rays += queries.len() as u64;
+        let blocked = world.occluded_batch(&queries, &limits);
+        for (&(k, light), blocked) in pending.iter().zip(blocked) {
+            if !blocked {
+                radiance[k] += light;
+            }
+        }
+        std::mem::swap(&mut paths, &mut next);
+    }
+}
+
+/// One step of `path`, whose ray's closest hit is `hit`: the light it
+/// finds now into `out`, the shadow rays its light depends on to
+/// `shadow` (a probe and the light it brings if open), and the path's
+/// continuation, if any, onto `next`.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+fn step(
+    scene: &Scene,
+    world: &World,
+    sky_map: &SkyMap,
+    bounces: u32,
+    path: &Path,
+    hit: Option<&crate::world::SurfaceHit>,
+    rng: &SampleRng,
+    out: &mut Vec3,
+    shadow: &mut impl FnMut(Probe, Vec3),
+    next: &mut Vec<Path>,
+) {
+    let sun = &scene.sun;
+    let ray = &path.ray;
+    let dir = ray.dir;
+    let Some((surface, on_water)) = first_surface(scene, ray, hit) else {
+        // Out to the sky.
+        if path.in_water {
+            // No bottom below: the water body's own colour.
+            if let Some(water) = &scene.water {
+                *out += path.beta * water_glow(scene, water);
+            }
+            return;
+        }
+        if path.pdf == 0.0 {
+            // Seen as the camera sees it.
+            let sky = scene.sky.radiance(dir, sun.direction, sun.radiance);
+            *out += path.beta * (sky + sun_disc(sun, dir));
+        } else {
+            let sky = emission(&scene.sky, dir) * power(path.pdf, sky_map.pdf(dir));
+            let disc =
+                sun_disc(sun, dir) * power(path.pdf, 1.0 / sun_solid_angle(sun.angular_radius));
+            *out += path.beta * (sky + disc);
+        }
+        return;
+    };
+    let mut beta = path.beta;
+    // Through the water to the bottom.
+    if path.in_water {
+        if let Some(water) = &scene.water {
+            let through = water.transmittance(surface.t);
+            *out += beta * water_glow(scene, water) * (1.0 - through);
+            beta *= through;
+        }
+    }
+    // Fog on the segment.
+    let fog = &scene.fog;
+    if fog.density > 0.0 {
+        let keep = (-fog.optical_depth(ray.origin.y, dir.y, surface.t)).exp();
+        let color = fog
+            .color
+            .unwrap_or_else(|| scene.sky.radiance(dir, sun.direction, sun.radiance));
+        *out += beta * color * (1.0 - keep);
+        beta *= keep;
+    }
+    if path.depth > bounces {
+        return; // a last bounce ray only looks for light
+    }
+    let depth = path.depth;
+    let p = surface.point;
+
+    if on_water {
+        let Some(water) = &scene.water else { return };
+        let n = water.normal_at(p.x, p.z);
+        let f = fresnel(-dir.dot(n), 1.0, WATER_INDEX);
+        let eps = 1e-4 * (1.0 + p.abs().max_element());
+        let choose = rng.pair(stream(depth, WATER), 0).0;
+        let refracted = refract(dir, n, 1.0 / WATER_INDEX);
+        let (new_dir, below) = match refracted {
+            Some(t) if choose >= f => (t, true),
+            _ => {
+                let mut r = reflect(dir, n);
+                if r.y < 1e-3 {
+                    r = Vec3::new(r.x, 1e-3, r.z).normalize();
+                }
+                (r, false)
+            }
+        };
+        let origin = if below {
+            p - Vec3::Y * eps
+        } else {
+            p + Vec3::Y * eps
+        };
+        next.push(Path {
+            ray: Ray::new(origin, new_dir),
+            beta,
+            depth: depth + 1,
+            pdf: 0.0,
+            in_water: below,
+            ..*path
+        });
+        return;
+    }
+
+    let (n, ng) = (surface.normal, surface.geometric_normal);
+    let (mut albedo, gloss) = world.look(&surface);
+    // Light reaching a point under the water comes through it.
+    let mut under: Option<(f32, &crate::shade::Water)> = None;
+    if let Some(water) = &scene.water {
+        albedo *= water.wet_factor(p.y);
+        if p.y < water.level {
+            under = Some((water.level - p.y, water));
+        }
+    }
+    let through = |d: Vec3| match under {
+        Some((depth, water)) => water.transmittance(depth / d.y.max(0.1)),
+        None => 1.0,
+    };
+    let wo = -dir;
+    let bsdf = |wi: Vec3| -> Vec3 {
+        let diffuse = albedo * std::f32::consts::FRAC_1_PI;
+        match gloss {
+            None => diffuse,
+            Some((share, roughness)) => {
+                diffuse + Vec3::splat(share * crate::shade::layers::ggx(n, wo, wi, roughness))
+            }
+        }
+    };
+
+    // The sun.
+    if sun.radiance != Vec3::ZERO {
+        let l = if sun.angular_radius > 0.0 {
+            sample_cone(
+                sun.direction,
+                sun.angular_radius,
+                rng.pair(stream(depth, SUN), 0),
+            )
+        } else {
+            sun.direction
+        };
+        let cos = n.dot(l);
+        if cos > 0.0 && ng.dot(l) > 0.0 {
+            let weight = if sun.angular_radius > 0.0 {
+                power(
+                    1.0 / sun_solid_angle(sun.angular_radius),
+                    cos * std::f32::consts::FRAC_1_PI,
+                )
+            } else {
+                1.0
+            };
+            let light = beta * bsdf(l) * sun.radiance * (cos * weight * through(l));
+            shadow(
+                Probe {
+                    p,
+                    ng,
+                    dir: l,
+                    t_max: f32::INFINITY,
+                },
+                light,
+            );
+        }
+    }
+
+    // The sky.
+    let (l, pdf) = sky_map.sample(rng.pair(stream(depth, SKY), 0));
+    let cos = n.dot(l);
+    if pdf > 0.0 && cos > 0.0 && ng.dot(l) > 0.0 {
+        let weight = power(pdf, cos * std::f32::consts::FRAC_1_PI);
+        let light = beta * bsdf(l) * emission(&scene.sky, l) * (cos / pdf * weight * through(l));
+        shadow(
+            Probe {
+                p,
+                ng,
+                dir: l,
+                t_max: f32::INFINITY,
+            },
+            light,
+        );
+    }
+
+    // The bounce.
+    let wi = cosine_hemisphere(n, rng.pair(stream(depth, BOUNCE), 0));
+    let cos = n.dot(wi);
+    if cos <= 0.0 || ng.dot(wi) <= 0.0 {
+        return;
+    }
+    let pdf = cos * std::f32::consts::FRAC_1_PI;
+    beta *= bsdf(wi) * (std::f32::consts::PI * through(wi));
+    if depth >= 2 {
+        let survive = beta.max_element().min(0.95);
+        if rng.pair(stream(depth, ROULETTE), 0).0 >= survive {
+            return;
+        }
+        beta /= survive;
+    }
+    if beta == Vec3::ZERO {
+        return;
+    }
+    next.push(Path {
+        ray: Ray::new(p + ng * ray_offset(p), wi),
+        beta,
+        depth: depth + 1,
+        pdf,
+        in_water: false,
+        ..*path
+    });
+}
+
+/// Light the water body sends back where nothing below shows through:
+/// its colour times the unshadowed sun and sky on the surface.
+#[inline]
+fn water_glow(scene: &Scene, water: &crate::shade::Water) -> Vec3 {
+    let sun = &scene.sun;
+    water.color
+        * (sun.radiance * (sun.direction.y.max(0.0) * std::f32::consts::FRAC_1_PI)
+            + scene.sky.ambient(Vec3::Y))
+}
+
+/// The radiance along one camera ray, traced alone: what
+/// [`trace_paths`] gives the same sample in a batch.
+pub fn trace_path(
+    scene: &Scene,
+    world: &World,
+    sky_map: &SkyMap,
+    bounces: u32,
+    ray: &Ray,
+    rng: &SampleRng,
+    rays: &mut u64,
+) -> Vec3 {
+    let mut radiance = [Vec3::ZERO];
+    trace_paths(
+        scene,
+        world,
+        sky_map,
+        bounces,
+        &[(0, *rng, *ray)],
+        &mut radiance,
+        rays,
+    );
+    radiance[0]
+}
