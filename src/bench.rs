@@ -4,8 +4,11 @@
 //! OBJ), one primary ray through each pixel centre of a 1920×1080 pinhole
 //! camera at (0, 30, −50) looking at (0, 2, 0) with a 60° horizontal field
 //! of view, and one shadow ray per hit toward normalize(−1, 0.45, 0.6) from
-//! 1e-3 along the geometric normal turned toward the viewer. The hit and
-//! occlusion counts are the workload's checksums.
+//! 1e-3 along the geometric normal turned toward the viewer; then one
+//! diffuse bounce ray per hit from the same origin, in a cosine-weighted
+//! direction about that normal fixed by the pixel's index (the peer
+//! program's `diffuse_dir`: incoherent rays). The hit, occlusion and
+//! bounce-hit counts are the workload's checksums.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -39,6 +42,28 @@ const PIXELS: usize = (WIDTH * HEIGHT) as usize;
 /// The workload's sun direction: normalize(−1, 0.45, 0.6).
 fn sun() -> Vec3 {
     Vec3::new(-1.0, 0.45, 0.6).normalize()
+}
+
+/// The peer program's hash for the bounce directions (lowbias32).
+fn lowbias32(mut x: u32) -> u32 {
+    x ^= x >> 16;
+    x = x.wrapping_mul(0x7feb_352d);
+    x ^= x >> 15;
+    x = x.wrapping_mul(0x846c_a68b);
+    x ^= x >> 16;
+    x
+}
+
+/// The bounce direction of pixel `i` (row-major) about the unit normal
+/// `n`, exactly as the peer program draws it: u1 = (h(2i) >> 8) · 2⁻²⁴,
+/// u2 = (h(2i + 1) >> 8) · 2⁻²⁴, r = √u2, φ = 2π·u1 in the basis of Duff
+/// et al. (2017), d = r cos φ t + r sin φ b + √(1 − u2) n, normalised.
+pub fn diffuse_dir(n: Vec3, i: u32) -> Vec3 {
+    let unit = |x: u32| (lowbias32(x) >> 8) as f32 * (1.0 / 16_777_216.0);
+    let (u1, u2) = (unit(2 * i), unit(2 * i + 1));
+    let (t, b) = crate::sampling::basis(n);
+    let (r, phi) = (u2.sqrt(), std::f32::consts::TAU * u1);
+    (t * (r * phi.cos()) + b * (r * phi.sin()) + n * (1.0 - u2).max(0.0).sqrt()).normalize()
 }
 
 /// What the workload traces: a terrain grid through its heightfield
@@ -120,6 +145,16 @@ impl Accel {
                 }
             }
         }
+    }
+
+    /// How many of the rays hit anything.
+    fn count_hits(&self, rays: &[Ray], answers: &mut Answers) -> u64 {
+        let (t_max, hits) = answers.closest(rays.len());
+        match self {
+            Accel::Field(f) => f.intersect_batch(rays, t_max, hits),
+            Accel::Mesh(b, _) => b.intersect_batch(rays, t_max, hits),
+        }
+        hits.iter().filter(|h| h.is_some()).count() as u64
     }
 
     /// How many of the rays are blocked.
@@ -265,6 +300,8 @@ pub struct Counts {
     pub hits: u64,
     /// Shadow rays that were blocked.
     pub occluded: u64,
+    /// Diffuse bounce rays that hit.
+    pub diffuse_hits: u64,
 }
 
 /// Times of one pass.
@@ -272,6 +309,7 @@ pub struct Counts {
 struct PassTimes {
     primary: Duration,
     shadow: Duration,
+    diffuse: Duration,
 }
 
 /// Camera rays traced together: sixteen patches, as many as a render's
@@ -362,11 +400,44 @@ fn trace_once(accel: &Accel, hits: &mut [PixelHit], first: usize) -> (Counts, Pa
         )
         .sum();
     let shadow = t1.elapsed();
+    let t2 = Instant::now();
+    // One bounce ray per hit, rows one at a time as above.
+    let diffuse_hits: u64 = (first_row..HEIGHT)
+        .into_par_iter()
+        .chain(0..first_row)
+        .with_max_len(1)
+        .map_init(
+            || (Vec::new(), Vec::new(), Answers::default()),
+            |(dirs, rays, answers), py| {
+                view.dirs(&row, py, dirs);
+                rays.clear();
+                let row_hits = &hits[(py * WIDTH) as usize..][..WIDTH as usize];
+                rays.extend(row_hits.iter().zip(dirs.iter()).enumerate().filter_map(
+                    |(px, (hit, &d))| {
+                        let (t, n) = (*hit)?;
+                        let n = if n.dot(d) > 0.0 { -n } else { n };
+                        let i = py * WIDTH + px as u32;
+                        Some(Ray::new(pos + d * t + n * 1e-3, diffuse_dir(n, i)))
+                    },
+                ));
+                accel.count_hits(rays, answers)
+            },
+        )
+        .sum();
+    let diffuse = t2.elapsed();
     let counts = Counts {
         hits: hits.iter().filter(|h| h.is_some()).count() as u64,
         occluded,
+        diffuse_hits,
     };
-    (counts, PassTimes { primary, shadow })
+    (
+        counts,
+        PassTimes {
+            primary,
+            shadow,
+            diffuse,
+        },
+    )
 }
 
 /// Traces the workload once on `one` and once on each of `others`' pools,
@@ -428,6 +499,11 @@ pub struct Report {
     pub shadow_mrays_1t: f64,
     /// Shadow rays per second on all threads, millions.
     pub shadow_mrays: f64,
+    /// Diffuse bounce rays (incoherent, closest hit) per second on one
+    /// thread, millions.
+    pub diffuse_mrays_1t: f64,
+    /// Diffuse bounce rays per second on all threads, millions.
+    pub diffuse_mrays: f64,
     /// With `--copies`: primary rays per second, millions, of one
     /// one-thread copy of the passes per thread, all running at once on
     /// their own buffers ([`copies_rate`]). Its ratio to
@@ -444,6 +520,8 @@ pub struct Report {
     pub hits: u64,
     /// Occluded shadow rays (the second checksum).
     pub occluded: u64,
+    /// Diffuse bounce rays that hit (the third checksum).
+    pub diffuse_hits: u64,
     /// Threads of the all-threads runs.
     pub threads: usize,
     /// Triangles traced.
@@ -528,7 +606,10 @@ pub fn run(
     // that both see the same spells of load on a shared machine: measured
     // one after the other, their ratio (the thread scaling) ranged from
     // 1.5 to 2.5 for one binary.
-    let mut rates = [[Vec::new(), Vec::new()], [Vec::new(), Vec::new()]];
+    let mut rates = [
+        [Vec::new(), Vec::new(), Vec::new()],
+        [Vec::new(), Vec::new(), Vec::new()],
+    ];
     let mut copies_rates = [Vec::new(), Vec::new()];
     let mut counts = [None, None];
     let mut peak_rss = None;
@@ -548,6 +629,7 @@ pub fn run(
             progress.inc(1);
             rates[k][0].push(mrays(PIXELS as u64, t.primary));
             rates[k][1].push(mrays(c.hits, t.shadow));
+            rates[k][2].push(mrays(c.hits, t.diffuse));
             counts[k] = Some(c);
         }
         peak_rss.get_or_insert_with(peak_rss_mib);
@@ -567,7 +649,7 @@ pub fn run(
         }
     }
     let [copies_primary, copies_shadow] = copies_rates.map(|v| (!v.is_empty()).then(|| median(v)));
-    let [[p1, s1], [pn, sn]] = rates.map(|pair| pair.map(median));
+    let [[p1, s1, d1], [pn, sn, dn]] = rates.map(|passes| passes.map(median));
     let [c1, cn] = counts.map(|c| c.expect("at least one repetition"));
     debug_assert_eq!(c1, cn, "counts do not depend on threads");
     Ok(Report {
@@ -582,10 +664,13 @@ pub fn run(
         primary_mrays: pn,
         shadow_mrays_1t: s1,
         shadow_mrays: sn,
+        diffuse_mrays_1t: d1,
+        diffuse_mrays: dn,
         copies_primary_mrays: copies_primary,
         copies_shadow_mrays: copies_shadow,
         hits: cn.hits,
         occluded: cn.occluded,
+        diffuse_hits: cn.diffuse_hits,
         threads: all.current_num_threads(),
         triangles,
         simd: Isa::best().map_or("scalar", Isa::name),
@@ -621,6 +706,31 @@ mod tests {
         assert_eq!(copies_rate(2_000_000, &[ms(125), ms(100)]), 32.0);
         // One copy: its own rate.
         assert_eq!(copies_rate(3_000_000, &[ms(250)]), 12.0);
+    }
+
+    #[test]
+    fn bounce_directions_follow_the_peer_programs_hash() {
+        // lowbias32 of 0, 1, 2, 3 and 12345, from its definition.
+        assert_eq!(
+            [0, 1, 2, 3, 12345].map(lowbias32),
+            [0, 0x6889_90c0, 0xd113_2181, 0x53f1_e9dd, 0x912e_fcf7]
+        );
+        // Pixel 0: u1 = h(0) = 0, so φ = 0: toward the basis's first
+        // vector t, at √u2 from the normal, u2 = (h(1) >> 8) / 2^24.
+        let n = Vec3::new(0.3, 0.9, -0.2).normalize();
+        let (t, _) = crate::sampling::basis(n);
+        let u2 = (0x6889_90c0u32 >> 8) as f32 / 16_777_216.0;
+        let expected = t * u2.sqrt() + n * (1.0 - u2).sqrt();
+        assert!((diffuse_dir(n, 0) - expected).length() < 1e-6);
+        // Pixel 1: u1 = (h(2) >> 8) / 2^24, u2 = (h(3) >> 8) / 2^24, so
+        // the cosine to the normal is √(1 − u2).
+        let u2 = (0x53f1_e9ddu32 >> 8) as f32 / 16_777_216.0;
+        let d = diffuse_dir(n, 1);
+        assert!((d.dot(n) - (1.0 - u2).sqrt()).abs() < 1e-5);
+        for i in 0..1000 {
+            let d = diffuse_dir(n, i);
+            assert!((d.length() - 1.0).abs() < 1e-5 && d.dot(n) >= 0.0);
+        }
     }
 
     #[test]

@@ -300,8 +300,8 @@ pub fn bench(args: BenchArgs) -> Result<ExitCode> {
     } else {
         say!(
             "{} triangles (loaded in {:.0} ms) | {} build {:.0} ms, {:.1} bytes/triangle, peak RSS {:.0} MiB | SIMD {}\n\
-             primary: {:.2} Mrays/s on 1 thread, {:.2} on {} ({:.2}×) | shadow: {:.2} / {:.2} Mrays/s ({:.2}×)\n\
-             hits {} occluded {}{}",
+             primary: {:.2} Mrays/s on 1 thread, {:.2} on {} ({:.2}×) | shadow: {:.2} / {:.2} Mrays/s ({:.2}×) | diffuse: {:.2} / {:.2} Mrays/s ({:.2}×)\n\
+             hits {} occluded {} diffuse hits {}{}",
             r.triangles,
             load.as_secs_f64() * 1e3,
             r.accel,
@@ -316,8 +316,12 @@ pub fn bench(args: BenchArgs) -> Result<ExitCode> {
             r.shadow_mrays_1t,
             r.shadow_mrays,
             r.shadow_mrays / r.shadow_mrays_1t,
+            r.diffuse_mrays_1t,
+            r.diffuse_mrays,
+            r.diffuse_mrays / r.diffuse_mrays_1t,
             r.hits,
             r.occluded,
+            r.diffuse_hits,
             match (r.copies_primary_mrays, r.copies_shadow_mrays) {
                 (Some(p), Some(s)) => format!(
                     "\ncopies, one thread each, {} at once: primary {:.2} Mrays/s ({:.2}×), shadow {:.2} ({:.2}×)",

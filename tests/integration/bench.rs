@@ -54,8 +54,11 @@ fn heightmap_and_obj_of_the_same_terrain_give_the_same_checksums() {
         "primary_mrays",
         "shadow_mrays_1t",
         "shadow_mrays",
+        "diffuse_mrays_1t",
+        "diffuse_mrays",
         "hits",
         "occluded",
+        "diffuse_hits",
         "threads",
         "simd",
     ] {
@@ -70,6 +73,15 @@ fn heightmap_and_obj_of_the_same_terrain_give_the_same_checksums() {
     assert_eq!((&a["hits"], &a["occluded"]), (&b["hits"], &b["occluded"]));
     // Most of the 1920 × 1080 rays see the terrain from this camera.
     assert!(a["hits"].as_u64().unwrap() > 1_000_000);
+    // The bounce rays are the same rays through both structures (their
+    // hits may differ by a few where a ray grazes an edge), and some of
+    // them meet the hills again.
+    let (da, db) = (
+        a["diffuse_hits"].as_u64().unwrap(),
+        b["diffuse_hits"].as_u64().unwrap(),
+    );
+    assert!(da > 10_000 && da < a["hits"].as_u64().unwrap() / 2, "{da}");
+    assert!(da.abs_diff(db) * 1000 <= da, "{da} against {db}");
     // The copies' control: its rates only with --copies, and the same
     // counts (every copy traces the same rays).
     assert!(a.get("copies_primary_mrays").is_none());
