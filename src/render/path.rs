@@ -234,7 +234,7 @@ fn step(
         let n = water.normal_at(p.x, p.z);
         let f = fresnel(-dir.dot(n), 1.0, WATER_INDEX);
         let eps = 1e-4 * (1.0 + p.abs().max_element());
-        let choose = rng.pair(stream(depth, WATER), 0).0;
+        let choose = rng.sobol(stream(depth, WATER)).0;
         let refracted = refract(dir, n, 1.0 / WATER_INDEX);
         let (new_dir, below) = match refracted {
             Some(t) if choose >= f => (t, true),
@@ -293,7 +293,7 @@ fn step(
             sample_cone(
                 sun.direction,
                 sun.angular_radius,
-                rng.pair(stream(depth, SUN), 0),
+                rng.sobol(stream(depth, SUN)),
             )
         } else {
             sun.direction
@@ -322,7 +322,7 @@ fn step(
     }
 
     // The sky.
-    let (l, pdf) = sky_map.sample(rng.pair(stream(depth, SKY), 0));
+    let (l, pdf) = sky_map.sample(rng.sobol(stream(depth, SKY)));
     let cos = n.dot(l);
     if pdf > 0.0 && cos > 0.0 && ng.dot(l) > 0.0 {
         let weight = power(pdf, cos * std::f32::consts::FRAC_1_PI);
@@ -339,7 +339,7 @@ fn step(
     }
 
     // The bounce.
-    let wi = cosine_hemisphere(n, rng.pair(stream(depth, BOUNCE), 0));
+    let wi = cosine_hemisphere(n, rng.sobol(stream(depth, BOUNCE)));
     let cos = n.dot(wi);
     if cos <= 0.0 || ng.dot(wi) <= 0.0 {
         return;
@@ -348,7 +348,7 @@ fn step(
     beta *= bsdf(wi) * (std::f32::consts::PI * through(wi));
     if depth >= 2 {
         let survive = beta.max_element().min(0.95);
-        if rng.pair(stream(depth, ROULETTE), 0).0 >= survive {
+        if rng.sobol(stream(depth, ROULETTE)).0 >= survive {
             return;
         }
         beta /= survive;
