@@ -125,17 +125,47 @@ impl SampleRng {
 /// Sobol's second dimension of point `i`: the XOR of the direction numbers
 /// of `i`'s set bits, v₀ = 2³¹, vₖ = vₖ₋₁ ⊕ (vₖ₋₁ >> 1). (The first
 /// dimension is the van der Corput sequence, `i` with its bits reversed.)
+/// Read a byte at a time from [`SOBOL_BYTES`].
 #[inline]
-pub fn sobol_second(mut i: u32) -> u32 {
-    let (mut v, mut x) = (1u32 << 31, 0u32);
-    while i != 0 {
-        if i & 1 != 0 {
-            x ^= v;
-        }
-        i >>= 1;
-        v ^= v >> 1;
+pub fn sobol_second(i: u32) -> u32 {
+    let [a, b, c, d] = i.to_le_bytes();
+    SOBOL_BYTES[0][a as usize]
+        ^ SOBOL_BYTES[1][b as usize]
+        ^ SOBOL_BYTES[2][c as usize]
+        ^ SOBOL_BYTES[3][d as usize]
+}
+
+/// For byte k of an index and each of its 256 values, the XOR of the
+/// second dimension's direction numbers of its set bits.
+static SOBOL_BYTES: [[u32; 256]; 4] = sobol_byte_tables();
+
+const fn sobol_byte_tables() -> [[u32; 256]; 4] {
+    let mut v = [0u32; 32];
+    v[0] = 1 << 31;
+    let mut k = 1;
+    while k < 32 {
+        v[k] = v[k - 1] ^ (v[k - 1] >> 1);
+        k += 1;
     }
-    x
+    let mut tables = [[0u32; 256]; 4];
+    let mut byte = 0;
+    while byte < 4 {
+        let mut value = 0;
+        while value < 256 {
+            let mut x = 0;
+            let mut bit = 0;
+            while bit < 8 {
+                if value >> bit & 1 != 0 {
+                    x ^= v[8 * byte + bit];
+                }
+                bit += 1;
+            }
+            tables[byte][value] = x;
+            value += 1;
+        }
+        byte += 1;
+    }
+    tables
 }
 
 /// Nested uniform (Owen) scrambling of the bits of `x` from the top down,
@@ -172,6 +202,24 @@ mod sobol_tests {
             .map(|i| sobol_second(i) as f64 / 4_294_967_296.0)
             .collect();
         assert_eq!(first, [0.0, 0.5, 0.75, 0.25, 0.625, 0.125, 0.375, 0.875]);
+    }
+
+    #[test]
+    fn the_byte_tables_give_the_bit_by_bit_definition() {
+        let by_bits = |mut i: u32| {
+            let (mut v, mut x) = (1u32 << 31, 0u32);
+            while i != 0 {
+                if i & 1 != 0 {
+                    x ^= v;
+                }
+                i >>= 1;
+                v ^= v >> 1;
+            }
+            x
+        };
+        for i in [0, 1, 2, 3, 255, 256, 0x1234_5678, 0xdead_beef, u32::MAX] {
+            assert_eq!(sobol_second(i), by_bits(i), "{i:#x}");
+        }
     }
 
     #[test]
