@@ -15,8 +15,8 @@
 //! - Russian roulette from the third surface on (after the second bounce).
 //!
 //! The BSDF is the surface's Lambert albedo plus, on glossy layers, their
-//! share of the GGX lobe. Water is a smooth dielectric: a path reflects or
-//! refracts with the Fresnel probability; light under the water falls by
+//! share of the GGX lobe. Water is a smooth dielectric: a path splits into
+//! its mirror and refracted rays, weighted by Fresnel; light under the water falls by
 //! Beer–Lambert over the path in it, and a refracted path adds the water
 //! body's own colour (lit by the unshadowed sun and sky) in the share the
 //! bottom does not fill. Fog applies on every segment that ends on a
@@ -40,13 +40,12 @@ use crate::shade::water::{fresnel, reflect, refract, WATER_INDEX};
 use crate::world::World;
 
 /// Random-number streams of a path's vertex `depth`: sun point, sky
-/// direction, bounce direction, roulette, water choice.
+/// direction, bounce direction, roulette.
 const STREAM_PATH: u64 = 0x5B_00;
 const SUN: u64 = 0;
 const SKY: u64 = 1;
 const BOUNCE: u64 = 2;
 const ROULETTE: u64 = 3;
-const WATER: u64 = 4;
 
 #[inline]
 fn stream(depth: u32, k: u64) -> u64 {
@@ -70,6 +69,8 @@ struct Path {
     pdf: f32,
     /// Whether `ray` runs under the water (refracted into it).
     in_water: bool,
+    /// Whether the path has bounced off a diffuse surface.
+    diffuse: bool,
 }
 
 /// The power heuristic (β = 2) weight of a strategy with density `a`
@@ -114,6 +115,7 @@ pub(super) fn trace_paths(
             depth: 0,
             pdf: 0.0,
             in_water: false,
+            diffuse: false,
         })
         .collect();
     let slot = |p: &Path| cameras[p.sample].0;
@@ -192,10 +194,15 @@ fn step(
             }
             return;
         }
-        if path.pdf == 0.0 {
-            // Seen as the camera sees it.
+        if path.pdf == 0.0 && !path.diffuse {
+            // Seen as the camera sees it (directly or in the water's mirror).
             let sky = scene.sky.radiance(dir, sun.direction, sun.radiance);
             *out += path.beta * (sky + sun_disc(sun, dir));
+        } else if path.pdf == 0.0 {
+            // A mirror ray after a diffuse bounce: the sky, but not the sun's
+            // disc (its caustic on the land would come only by chance, as
+            // fireflies).
+            *out += path.beta * emission(&scene.sky, dir);
         } else {
             let sky = emission(&scene.sky, dir) * power(path.pdf, sky_map.pdf(dir));
             let disc =
@@ -230,35 +237,37 @@ fn step(
     let p = surface.point;
 
     if on_water {
+        // A smooth dielectric: the path splits into the mirror ray and
+        // the refracted ray, weighted by Fresnel (no random choice, so
+        // the water adds no noise of its own).
         let Some(water) = &scene.water else { return };
         let n = water.normal_at(p.x, p.z);
         let f = fresnel(-dir.dot(n), 1.0, WATER_INDEX);
         let eps = 1e-4 * (1.0 + p.abs().max_element());
-        let choose = rng.sobol(stream(depth, WATER)).0;
         let refracted = refract(dir, n, 1.0 / WATER_INDEX);
-        let (new_dir, below) = match refracted {
-            Some(t) if choose >= f => (t, true),
-            _ => {
-                let mut r = reflect(dir, n);
-                if r.y < 1e-3 {
-                    r = Vec3::new(r.x, 1e-3, r.z).normalize();
-                }
-                (r, false)
-            }
-        };
-        let origin = if below {
-            p - Vec3::Y * eps
-        } else {
-            p + Vec3::Y * eps
-        };
+        let mut r = reflect(dir, n);
+        if r.y < 1e-3 {
+            r = Vec3::new(r.x, 1e-3, r.z).normalize();
+        }
+        let mirror = if refracted.is_some() { f } else { 1.0 };
         next.push(Path {
-            ray: Ray::new(origin, new_dir),
-            beta,
+            ray: Ray::new(p + Vec3::Y * eps, r),
+            beta: beta * mirror,
             depth: depth + 1,
             pdf: 0.0,
-            in_water: below,
+            in_water: false,
             ..*path
         });
+        if let Some(t) = refracted {
+            next.push(Path {
+                ray: Ray::new(p - Vec3::Y * eps, t),
+                beta: beta * (1.0 - f),
+                depth: depth + 1,
+                pdf: 0.0,
+                in_water: true,
+                ..*path
+            });
+        }
         return;
     }
 
@@ -362,6 +371,7 @@ fn step(
         depth: depth + 1,
         pdf,
         in_water: false,
+        diffuse: true,
         ..*path
     });
 }

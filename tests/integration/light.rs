@@ -166,9 +166,10 @@ fn bad_light_values_name_the_field() {
     }
 }
 
-/// The scenes with layers, water and the Hosek–Wilkie sky, and those with
-/// scattered rock variants and populations, render the same bytes on 1 and
-/// 2 threads (at a fifth of their width).
+/// The scenes with layers, water and the Hosek–Wilkie sky, those with
+/// scattered rock variants and populations, and the path-traced one with
+/// adaptive sampling, render the same bytes on 1 and 2 threads (at a fifth
+/// of their width).
 #[test]
 fn new_scenes_render_byte_identically_on_any_thread_count() {
     let dir = tempfile::tempdir().unwrap();
@@ -178,6 +179,7 @@ fn new_scenes_render_byte_identically_on_any_thread_count() {
         "eroded-island",
         "boulder-field",
         "scree-slope",
+        "canyon-bounce",
     ] {
         let scene = root().join(format!("scenes/{name}.json"));
         let args = ["render", scene.to_str().unwrap(), "--width", "192", "-q"];
