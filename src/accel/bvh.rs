@@ -209,6 +209,12 @@ impl Bvh {
         self.tree.bounds()
     }
 
+    /// Boxes that together hold all the triangles, tighter than their one
+    /// box ([`WideTree::cover`] at `depth`).
+    pub fn cover(&self, depth: u32) -> Vec<Aabb> {
+        self.tree.wide.cover(depth)
+    }
+
     /// The closest hit along `ray` with t in (0, t_max]; of hits at the same
     /// t, the lowest triangle index.
     #[inline]

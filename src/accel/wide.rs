@@ -18,7 +18,7 @@
 use std::ops::Range;
 
 use arrayvec::ArrayVec;
-use glam::Vec4;
+use glam::{Vec3, Vec4};
 
 use super::sah::Node;
 use crate::isa::Isa;
@@ -74,6 +74,37 @@ impl WideNode {
     #[cfg(test)]
     fn unused(&self, c: usize) -> bool {
         self.min_x[c / 4][c % 4] > self.max_x[c / 4][c % 4]
+    }
+}
+
+impl WideTree {
+    /// Boxes that together hold everything under the root: its children's
+    /// at `depth` 1, their children's at 2 (a leaf's own box where it
+    /// comes first).
+    pub fn cover(&self, depth: u32) -> Vec<Aabb> {
+        let mut out = Vec::new();
+        if !self.nodes.is_empty() {
+            self.cover_from(0, depth, &mut out);
+        }
+        out
+    }
+
+    fn cover_from(&self, node: u32, depth: u32, out: &mut Vec<Aabb>) {
+        let n = &self.nodes[node as usize];
+        for c in 0..WIDTH {
+            let (h, l) = (c / 4, c % 4);
+            if n.min_x[h][l] > n.max_x[h][l] {
+                continue; // unused lane
+            }
+            if depth > 1 && n.count[c] == 0 {
+                self.cover_from(n.first[c], depth - 1, out);
+            } else {
+                out.push(Aabb {
+                    min: Vec3::new(n.min_x[h][l], n.min_y[h][l], n.min_z[h][l]),
+                    max: Vec3::new(n.max_x[h][l], n.max_y[h][l], n.max_z[h][l]),
+                });
+            }
+        }
     }
 }
 
