@@ -407,19 +407,25 @@ fn trace_once(accel: &Accel, hits: &mut [PixelHit], first: usize) -> (Counts, Pa
         .chain(0..first_row)
         .with_max_len(1)
         .map_init(
-            || (Vec::new(), Vec::new(), Answers::default()),
-            |(dirs, rays, answers), py| {
+            || {
+                let bounce = (Vec::new(), Vec::new());
+                (Vec::new(), Vec::new(), bounce, Answers::default())
+            },
+            |(dirs, rays, (origins, bounces), answers), py| {
                 view.dirs(&row, py, dirs);
-                rays.clear();
+                origins.clear();
+                bounces.clear();
                 let row_hits = &hits[(py * WIDTH) as usize..][..WIDTH as usize];
-                rays.extend(row_hits.iter().zip(dirs.iter()).enumerate().filter_map(
-                    |(px, (hit, &d))| {
-                        let (t, n) = (*hit)?;
+                for (px, (hit, &d)) in row_hits.iter().zip(dirs.iter()).enumerate() {
+                    if let Some((t, n)) = *hit {
                         let n = if n.dot(d) > 0.0 { -n } else { n };
-                        let i = py * WIDTH + px as u32;
-                        Some(Ray::new(pos + d * t + n * 1e-3, diffuse_dir(n, i)))
-                    },
-                ));
+                        origins.push(pos + d * t + n * 1e-3);
+                        bounces.push(diffuse_dir(n, py * WIDTH + px as u32));
+                    }
+                }
+                // Set up four rays at a time (the same rays as one by one).
+                rays.clear();
+                Ray::extend_new(rays, |k| origins[k], bounces);
                 accel.count_hits(rays, answers)
             },
         )

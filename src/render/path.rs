@@ -57,8 +57,11 @@ fn stream(depth: u32, k: u64) -> u64 {
 struct Path {
     /// Which sample it belongs to (an index into the caller's list).
     sample: usize,
-    ray: Ray,
-    /// Throughput: what the light arriving along `ray` is multiplied by.
+    /// Where its next ray starts, and its direction (the rays of a step
+    /// are set up together, four at a time).
+    origin: Vec3,
+    dir: Vec3,
+    /// Throughput: what the light arriving along its ray is multiplied by.
     beta: Vec3,
     /// Surfaces met so far.
     depth: u32,
@@ -110,7 +113,8 @@ pub(super) fn trace_paths(
         .enumerate()
         .map(|(k, &(_, _, ray))| Path {
             sample: k,
-            ray,
+            origin: ray.origin,
+            dir: ray.dir,
             beta: Vec3::ONE,
             depth: 0,
             pdf: 0.0,
@@ -120,20 +124,27 @@ pub(super) fn trace_paths(
         .collect();
     let slot = |p: &Path| cameras[p.sample].0;
     let mut batch = Vec::new();
+    let mut dirs = Vec::new();
     let mut queries = Vec::new();
+    let mut query_origins = Vec::new();
+    let mut query_dirs = Vec::new();
     let mut limits = Vec::new();
     let mut pending: Vec<(usize, Vec3)> = Vec::new();
     let mut next = Vec::new();
     while !paths.is_empty() {
         batch.clear();
-        batch.extend(paths.iter().map(|p| p.ray));
+        dirs.clear();
+        dirs.extend(paths.iter().map(|p| p.dir));
+        Ray::extend_new(&mut batch, |k| paths[k].origin, &dirs);
         *rays += paths.iter().filter(|p| p.depth > 0).count() as u64;
         let hits = world.intersect_batch(&batch);
         queries.clear();
+        query_origins.clear();
+        query_dirs.clear();
         limits.clear();
         pending.clear();
         next.clear();
-        for (path, hit) in paths.iter().zip(&hits) {
+        for ((path, hit), ray) in paths.iter().zip(&hits).zip(&batch) {
             let rng = &rng_of[path.sample];
             let out = &mut radiance[slot(path)];
             step(
@@ -142,17 +153,21 @@ pub(super) fn trace_paths(
                 sky_map,
                 bounces,
                 path,
+                ray,
                 hit.as_ref(),
                 rng,
                 out,
                 &mut |probe: Probe, light: Vec3| {
-                    queries.push(probe.ray());
+                    // As `probe.ray()` builds it.
+                    query_origins.push(probe.p + probe.ng * ray_offset(probe.p));
+                    query_dirs.push(probe.dir);
                     limits.push(probe.t_max);
                     pending.push((slot(path), light));
                 },
                 &mut next,
             );
         }
+        Ray::extend_new(&mut queries, |k| query_origins[k], &query_dirs);
         *rays += queries.len() as u64;
         let blocked = world.occluded_batch(&queries, &limits);
         for (&(k, light), blocked) in pending.iter().zip(blocked) {
@@ -164,7 +179,7 @@ pub(super) fn trace_paths(
     }
 }
 
-/// One step of `path`, whose ray's closest hit is `hit`: the light it
+/// One step of `path`, along `ray` (its origin and direction set up), whose closest hit is `hit`: the light it
 /// finds now into `out`, the shadow rays its light depends on to
 /// `shadow` (a probe and the light it brings if open), and the path's
 /// continuation, if any, onto `next`.
@@ -176,6 +191,7 @@ fn step(
     sky_map: &SkyMap,
     bounces: u32,
     path: &Path,
+    ray: &Ray,
     hit: Option<&crate::world::SurfaceHit>,
     rng: &SampleRng,
     out: &mut Vec3,
@@ -183,7 +199,6 @@ fn step(
     next: &mut Vec<Path>,
 ) {
     let sun = &scene.sun;
-    let ray = &path.ray;
     let dir = ray.dir;
     let Some((surface, on_water)) = first_surface(scene, ray, hit) else {
         // Out to the sky.
@@ -251,7 +266,8 @@ fn step(
         }
         let mirror = if refracted.is_some() { f } else { 1.0 };
         next.push(Path {
-            ray: Ray::new(p + Vec3::Y * eps, r),
+            origin: p + Vec3::Y * eps,
+            dir: r,
             beta: beta * mirror,
             depth: depth + 1,
             pdf: 0.0,
@@ -260,7 +276,8 @@ fn step(
         });
         if let Some(t) = refracted {
             next.push(Path {
-                ray: Ray::new(p - Vec3::Y * eps, t),
+                origin: p - Vec3::Y * eps,
+                dir: t,
                 beta: beta * (1.0 - f),
                 depth: depth + 1,
                 pdf: 0.0,
@@ -366,7 +383,8 @@ fn step(
         return;
     }
     next.push(Path {
-        ray: Ray::new(p + ng * ray_offset(p), wi),
+        origin: p + ng * ray_offset(p),
+        dir: wi,
         beta,
         depth: depth + 1,
         pdf,
