@@ -411,7 +411,8 @@ fn sample_radiance(
     let hits = world.intersect_batch(&rays);
     // The secondary rays the shading of each hit asks about, in order.
     let per_hit = 1 + scene.sky_light.samples as usize;
-    let mut queries = Vec::with_capacity(per_hit * hits.len());
+    let mut origins = Vec::with_capacity(per_hit * hits.len());
+    let mut dirs = Vec::with_capacity(per_hit * hits.len());
     let mut limits = Vec::with_capacity(per_hit * hits.len());
     let mut hit_of_ray = rays.iter().zip(&hits);
     for (&(x, y, s), &has_ray) in list.iter().zip(&has_ray) {
@@ -419,12 +420,16 @@ fn sample_radiance(
             let (ray, hit) = hit_of_ray.next().expect("one hit slot per ray");
             if let Some((first, _)) = first_surface(scene, ray, hit.as_ref()) {
                 light_probes(scene, &first, &rng_of(x, y, s), &mut |probe| {
-                    queries.push(probe.ray());
+                    // As `probe.ray()` builds it, set up four at a time below.
+                    origins.push(probe.p + probe.ng * light::ray_offset(probe.p));
+                    dirs.push(probe.dir);
                     limits.push(probe.t_max);
                 });
             }
         }
     }
+    let mut queries = Vec::with_capacity(dirs.len());
+    Ray::extend_new(&mut queries, |k| origins[k], &dirs);
     let blocked = world.occluded_batch(&queries, &limits);
 
     let mut answers = queries.iter().zip(&limits).zip(&blocked);
