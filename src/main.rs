@@ -137,8 +137,17 @@ fn open_in_browser(url: &str) {
 fn check(path: PathBuf) -> Result<ExitCode> {
     let s = scene::load(&path)?;
     let [w, h] = s.terrain.resolution;
+    let light = match s.integrator {
+        scene::Integrator::Direct => "direct light".to_string(),
+        scene::Integrator::Path { bounces } => format!("path-traced, {bounces} bounces"),
+    };
+    let adaptive = if s.image.noise_threshold > 0.0 {
+        format!(" (adaptive, threshold {})", s.image.noise_threshold)
+    } else {
+        String::new()
+    };
     say!(
-        "{}: ok ({}×{} image, {} spp, {}×{} terrain, {} projection, about {:.0} MiB)",
+        "{}: ok ({}×{} image, {} spp{adaptive}, {light}, {}×{} terrain, {} projection, about {:.0} MiB)",
         path.display(),
         s.image.width,
         s.image.height,

@@ -106,7 +106,16 @@ fn check_accepts_every_shipped_scene() {
                 path.display(),
                 String::from_utf8_lossy(&out.stderr)
             );
-            assert!(String::from_utf8_lossy(&out.stdout).contains(": ok"));
+            let summary = String::from_utf8_lossy(&out.stdout);
+            assert!(summary.contains(": ok"));
+            if path.ends_with("canyon-bounce.json") {
+                assert!(
+                    summary.contains("64 spp (adaptive, threshold 0.1), path-traced, 2 bounces"),
+                    "{summary}"
+                );
+            } else if path.ends_with("rocky-valley.json") {
+                assert!(summary.contains("4 spp, direct light"), "{summary}");
+            }
             n += 1;
         }
     }
