@@ -377,59 +377,58 @@ fn trace_once(accel: &Accel, hits: &mut [PixelHit], first: usize) -> (Counts, Pa
     // Every shadow ray has the sun's direction, so its reciprocal and
     // shear are set up once; a row's camera directions come together.
     let toward_sun = Ray::new(Vec3::ZERO, sun);
-    let row: Vec<(u32, u32)> = (0..WIDTH).map(|px| (px, 0)).collect();
-    // Rows one at a time, as the bands above.
     let first_row = first as u32 * PATCH;
-    let occluded: u64 = (first_row..HEIGHT)
-        .into_par_iter()
-        .chain(0..first_row)
-        .with_max_len(1)
-        .map_init(
-            || (Vec::new(), Vec::new(), Answers::default()),
-            |(dirs, rays, answers), py| {
-                view.dirs(&row, py, dirs);
-                rays.clear();
-                let row_hits = &hits[(py * WIDTH) as usize..][..WIDTH as usize];
-                rays.extend(row_hits.iter().zip(dirs.iter()).filter_map(|(hit, &d)| {
-                    let (t, n) = (*hit)?;
-                    let n = if n.dot(d) > 0.0 { -n } else { n };
-                    Some(toward_sun.from_origin(pos + d * t + n * 1e-3))
-                }));
-                accel.occluded(rays, answers)
-            },
-        )
-        .sum();
+    // Rows one at a time, as the bands above: for each, the hits' points
+    // lifted 1e-3 along the geometric normal turned toward the viewer,
+    // that normal, and the pixel's index; `trace` gets a row's worth, with
+    // buffers for directions and rays kept from row to row.
+    type Trace<'a> = dyn Fn(&[(Vec3, Vec3, u32)], &mut Vec<Vec3>, &mut Vec<Ray>, &mut Answers) -> u64
+        + Sync
+        + 'a;
+    let rows = |trace: &Trace| {
+        let row: Vec<(u32, u32)> = (0..WIDTH).map(|px| (px, 0)).collect();
+        (first_row..HEIGHT)
+            .into_par_iter()
+            .chain(0..first_row)
+            .with_max_len(1)
+            .map_init(
+                || {
+                    let buffers = (Vec::new(), Vec::new(), Vec::new());
+                    (buffers, Vec::new(), Answers::default())
+                },
+                |((dirs, points, spare), rays, answers), py| {
+                    view.dirs(&row, py, dirs);
+                    points.clear();
+                    let row_hits = &hits[(py * WIDTH) as usize..][..WIDTH as usize];
+                    for (px, (hit, &d)) in row_hits.iter().zip(dirs.iter()).enumerate() {
+                        if let Some((t, n)) = *hit {
+                            let n = if n.dot(d) > 0.0 { -n } else { n };
+                            points.push((pos + d * t + n * 1e-3, n, py * WIDTH + px as u32));
+                        }
+                    }
+                    trace(points, spare, rays, answers)
+                },
+            )
+            .sum::<u64>()
+    };
+    // Every shadow ray has the sun's direction, so its reciprocal and
+    // shear are set up once.
+    let occluded = rows(&|points, _, rays, answers| {
+        rays.clear();
+        rays.extend(points.iter().map(|&(o, _, _)| toward_sun.from_origin(o)));
+        accel.occluded(rays, answers)
+    });
     let shadow = t1.elapsed();
     let t2 = Instant::now();
-    // One bounce ray per hit, rows one at a time as above.
-    let diffuse_hits: u64 = (first_row..HEIGHT)
-        .into_par_iter()
-        .chain(0..first_row)
-        .with_max_len(1)
-        .map_init(
-            || {
-                let bounce = (Vec::new(), Vec::new());
-                (Vec::new(), Vec::new(), bounce, Answers::default())
-            },
-            |(dirs, rays, (origins, bounces), answers), py| {
-                view.dirs(&row, py, dirs);
-                origins.clear();
-                bounces.clear();
-                let row_hits = &hits[(py * WIDTH) as usize..][..WIDTH as usize];
-                for (px, (hit, &d)) in row_hits.iter().zip(dirs.iter()).enumerate() {
-                    if let Some((t, n)) = *hit {
-                        let n = if n.dot(d) > 0.0 { -n } else { n };
-                        origins.push(pos + d * t + n * 1e-3);
-                        bounces.push(diffuse_dir(n, py * WIDTH + px as u32));
-                    }
-                }
-                // Set up four rays at a time (the same rays as one by one).
-                rays.clear();
-                Ray::extend_new(rays, |k| origins[k], bounces);
-                accel.count_hits(rays, answers)
-            },
-        )
-        .sum();
+    // One bounce ray per hit, set up four at a time (the same rays as one
+    // by one).
+    let diffuse_hits = rows(&|points, bounces, rays, answers| {
+        bounces.clear();
+        bounces.extend(points.iter().map(|&(_, n, i)| diffuse_dir(n, i)));
+        rays.clear();
+        Ray::extend_new(rays, |k| points[k].0, bounces);
+        accel.count_hits(rays, answers)
+    });
     let diffuse = t2.elapsed();
     let counts = Counts {
         hits: hits.iter().filter(|h| h.is_some()).count() as u64,
