@@ -34,10 +34,69 @@ pub struct Probe {
 }
 
 impl Probe {
+    /// Where its ray starts: `p` lifted off the surface.
+    #[inline]
+    pub fn origin(&self) -> Vec3 {
+        self.p + self.ng * ray_offset(self.p)
+    }
+
     /// The ray to trace.
     #[inline]
     pub fn ray(&self) -> Ray {
-        Ray::new(self.p + self.ng * ray_offset(self.p), self.dir)
+        Ray::new(self.origin(), self.dir)
+    }
+}
+
+/// Probes listed for one batch of occlusion rays, whose rays are then set
+/// up four at a time ([`Ray::extend_new`]: the same rays as
+/// [`Probe::ray`], bit for bit).
+#[derive(Debug, Default)]
+pub struct ProbeBatch {
+    origins: Vec<Vec3>,
+    dirs: Vec<Vec3>,
+    /// How far each probe looks.
+    pub limits: Vec<f32>,
+}
+
+impl ProbeBatch {
+    /// An empty batch with room for `n` probes.
+    pub fn with_capacity(n: usize) -> ProbeBatch {
+        ProbeBatch {
+            origins: Vec::with_capacity(n),
+            dirs: Vec::with_capacity(n),
+            limits: Vec::with_capacity(n),
+        }
+    }
+
+    /// Empties the batch, keeping its memory.
+    pub fn clear(&mut self) {
+        self.origins.clear();
+        self.dirs.clear();
+        self.limits.clear();
+    }
+
+    /// Lists `probe`.
+    #[inline]
+    pub fn push(&mut self, probe: &Probe) {
+        self.origins.push(probe.origin());
+        self.dirs.push(probe.dir);
+        self.limits.push(probe.t_max);
+    }
+
+    /// Probes listed.
+    pub fn len(&self) -> usize {
+        self.dirs.len()
+    }
+
+    /// Whether no probe is listed.
+    pub fn is_empty(&self) -> bool {
+        self.dirs.is_empty()
+    }
+
+    /// The listed probes' rays, in order, into `rays` (cleared first).
+    pub fn rays_into(&self, rays: &mut Vec<Ray>) {
+        rays.clear();
+        Ray::extend_new(rays, |k| self.origins[k], &self.dirs);
     }
 }
 
@@ -46,9 +105,22 @@ impl Probe {
 /// and `n`; None when that point is below either surface.
 #[inline(always)]
 pub fn sun_probe(sun: &Sun, p: Vec3, n: Vec3, ng: Vec3, rng: &SampleRng) -> Option<(Probe, f32)> {
+    sun_probe_with(sun, p, n, ng, || rng.pair(STREAM_SUN, 0))
+}
+
+/// [`sun_probe`] with the disc's point drawn from the uniform numbers
+/// `u` gives (asked only for a sun with a disc).
+#[inline(always)]
+pub fn sun_probe_with(
+    sun: &Sun,
+    p: Vec3,
+    n: Vec3,
+    ng: Vec3,
+    u: impl FnOnce() -> (f32, f32),
+) -> Option<(Probe, f32)> {
     // A point sun needs no random numbers (sample_cone would ignore them).
     let dir = if sun.angular_radius > 0.0 {
-        sample_cone(sun.direction, sun.angular_radius, rng.pair(STREAM_SUN, 0))
+        sample_cone(sun.direction, sun.angular_radius, u())
     } else {
         sun.direction
     };

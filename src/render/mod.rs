@@ -136,10 +136,7 @@ fn render_bands<S: Send>(
 ) -> Result<RenderStats> {
     let shadow_rays = AtomicU64::new(0);
     let samples_taken = AtomicU64::new(0);
-    let sky_map = match scene.integrator {
-        crate::scene::Integrator::Path { .. } => Some(skymap::SkyMap::of(&scene.sky)),
-        crate::scene::Integrator::Direct => None,
-    };
+    let gather = Gather::of(scene);
     let start = Instant::now();
     let sinks: Vec<S> = sinks.collect();
     let count = sinks.len();
@@ -164,15 +161,8 @@ fn render_bands<S: Send>(
                         return (tile, Vec::new(), bad);
                     }
                     let mut shadows = 0u64;
-                    let (pixels, taken) = render_tile(
-                        scene,
-                        world,
-                        camera,
-                        sky_map.as_ref(),
-                        tile,
-                        &mut shadows,
-                        &mut bad,
-                    );
+                    let (pixels, taken) =
+                        render_tile(scene, world, camera, &gather, tile, &mut shadows, &mut bad);
                     shadow_rays.fetch_add(shadows, Ordering::Relaxed);
                     samples_taken.fetch_add(taken, Ordering::Relaxed);
                     progress.inc(1);
@@ -235,6 +225,29 @@ impl Bad {
     }
 }
 
+/// How a render gathers light, set up once for all its tiles.
+enum Gather {
+    /// The direct renderer.
+    Direct,
+    /// The path tracer, with the sky tabulated as a light to sample.
+    Path {
+        bounces: u32,
+        sky_map: skymap::SkyMap,
+    },
+}
+
+impl Gather {
+    fn of(scene: &Scene) -> Gather {
+        match scene.integrator {
+            crate::scene::Integrator::Direct => Gather::Direct,
+            crate::scene::Integrator::Path { bounces } => Gather::Path {
+                bounces,
+                sky_map: skymap::SkyMap::of(&scene.sky),
+            },
+        }
+    }
+}
+
 /// Samples per pixel of the round after `done` of `n`: 16, then as many
 /// as were taken so far, at most 64 at a time.
 fn round_size(done: u32, n: u32) -> u32 {
@@ -288,7 +301,7 @@ fn render_tile(
     scene: &Scene,
     world: &World,
     camera: &Camera,
-    sky_map: Option<&skymap::SkyMap>,
+    gather: &Gather,
     tile: Rect,
     shadows: &mut u64,
     bad: &mut Bad,
@@ -310,7 +323,7 @@ fn render_tile(
             let (x, y) = order[i];
             list.extend((done..done + round).map(|s| (x, y, s)));
         }
-        let values = sample_radiance(scene, world, camera, sky_map, &list, shadows);
+        let values = sample_radiance(scene, world, camera, gather, &list, shadows);
         for (&i, values) in active.iter().zip(values.chunks(round as usize)) {
             let (x, y) = order[i];
             let pixel = &mut sums[i];
@@ -361,7 +374,7 @@ fn sample_radiance(
     scene: &Scene,
     world: &World,
     camera: &Camera,
-    sky_map: Option<&skymap::SkyMap>,
+    gather: &Gather,
     list: &[(u32, u32, u32)],
     shadows: &mut u64,
 ) -> Vec<Option<Vec3>> {
@@ -382,8 +395,7 @@ fn sample_radiance(
     );
     camera.rays_into(&points, &mut has_ray, &mut rays);
 
-    if let (crate::scene::Integrator::Path { bounces }, Some(sky_map)) = (scene.integrator, sky_map)
-    {
+    if let Gather::Path { bounces, sky_map } = gather {
         let cameras: Vec<(usize, sampler::SampleRng, Ray)> = list
             .iter()
             .enumerate()
@@ -396,7 +408,7 @@ fn sample_radiance(
             scene,
             world,
             sky_map,
-            bounces,
+            *bounces,
             &cameras,
             &mut radiance,
             shadows,
@@ -411,28 +423,24 @@ fn sample_radiance(
     let hits = world.intersect_batch(&rays);
     // The secondary rays the shading of each hit asks about, in order.
     let per_hit = 1 + scene.sky_light.samples as usize;
-    let mut origins = Vec::with_capacity(per_hit * hits.len());
-    let mut dirs = Vec::with_capacity(per_hit * hits.len());
-    let mut limits = Vec::with_capacity(per_hit * hits.len());
+    let mut probes = light::ProbeBatch::with_capacity(per_hit * hits.len());
     let mut hit_of_ray = rays.iter().zip(&hits);
     for (&(x, y, s), &has_ray) in list.iter().zip(&has_ray) {
         if has_ray {
             let (ray, hit) = hit_of_ray.next().expect("one hit slot per ray");
             if let Some((first, _)) = first_surface(scene, ray, hit.as_ref()) {
                 light_probes(scene, &first, &rng_of(x, y, s), &mut |probe| {
-                    // As `probe.ray()` builds it, set up four at a time below.
-                    origins.push(probe.p + probe.ng * light::ray_offset(probe.p));
-                    dirs.push(probe.dir);
-                    limits.push(probe.t_max);
+                    probes.push(&probe)
                 });
             }
         }
     }
-    let mut queries = Vec::with_capacity(dirs.len());
-    Ray::extend_new(&mut queries, |k| origins[k], &dirs);
-    let blocked = world.occluded_batch(&queries, &limits);
+    let mut queries = Vec::with_capacity(probes.len());
+    probes.rays_into(&mut queries);
+    let limits = &probes.limits;
+    let blocked = world.occluded_batch(&queries, limits);
 
-    let mut answers = queries.iter().zip(&limits).zip(&blocked);
+    let mut answers = queries.iter().zip(limits).zip(&blocked);
     let mut answer = |probe: &Probe| {
         let ((listed, &limit), &blocked) = answers
             .next()
@@ -589,21 +597,17 @@ fn water_radiance(
     occluded: &mut impl FnMut(&Probe) -> bool,
     rays: &mut u64,
 ) -> Vec3 {
-    use crate::shade::water::{fresnel, reflect, refract, WATER_INDEX};
+    use crate::shade::water::{fresnel, mirror, refract, surface_offset, WATER_INDEX};
     let sun = &scene.sun;
     let (sun_e, sky_l) = lights(scene, surface, rng, occluded, rays);
     let deep = water.color * (sun_e * std::f32::consts::FRAC_1_PI + sky_l);
     let p = surface.point;
     let n = water.normal_at(p.x, p.z);
-    let eps = 1e-4 * (1.0 + p.abs().max_element());
+    let eps = surface_offset(p);
     let mut direct = |probe: &Probe| world.occluded(&probe.ray(), probe.t_max);
     let f = fresnel(-ray.dir.dot(n), 1.0, WATER_INDEX);
 
-    // The mirror: a ray tilted below the horizon by a wave skims the surface.
-    let mut r = reflect(ray.dir, n);
-    if r.y < 1e-3 {
-        r = Vec3::new(r.x, 1e-3, r.z).normalize();
-    }
+    let r = mirror(ray.dir, n);
     let mirror_ray = Ray::new(p + Vec3::Y * eps, r);
     *rays += 1;
     let mirror = match world.intersect(&mirror_ray) {
@@ -936,14 +940,19 @@ mod tests {
             &none,
         )
         .unwrap();
+        assert_region_of(&part, &full, region);
+    }
+
+    /// `part`, a render of `region`, is bit for bit `full`'s pixels there.
+    fn assert_region_of(part: &Framebuffer, full: &Framebuffer, region: Rect) {
         for y in 0..region.height() {
             for x in 0..region.width() {
                 let a = part.pixels[(y * region.width() + x) as usize];
-                let b = full.pixels[((y + region.y0) * 48 + x + region.x0) as usize];
+                let b = full.pixels[((y + region.y0) * full.width + x + region.x0) as usize];
                 assert_eq!(
                     a.to_array().map(f32::to_bits),
                     b.to_array().map(f32::to_bits),
-                    "pixel ({x}, {y})"
+                    "pixel ({x}, {y}) of region {region:?}"
                 );
             }
         }
@@ -1062,17 +1071,7 @@ mod tests {
             let (w, h) = (region.width(), region.height());
             assert_eq!((part.width, part.height), (w, h));
             assert_eq!(stats.primary_rays, (w * h * 2) as u64);
-            for y in 0..h {
-                for x in 0..w {
-                    let a = part.pixels[(y * w + x) as usize];
-                    let b = full.pixels[((y + region.y0) * size.0 + x + region.x0) as usize];
-                    assert_eq!(
-                        a.to_array().map(f32::to_bits),
-                        b.to_array().map(f32::to_bits),
-                        "pixel ({x}, {y}) of region {region:?}"
-                    );
-                }
-            }
+            assert_region_of(&part, &full, region);
         }
     }
 

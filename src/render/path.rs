@@ -29,14 +29,14 @@
 
 use glam::Vec3;
 
-use super::light::{ray_offset, Probe};
+use super::light::{ray_offset, sun_probe_with, Probe, ProbeBatch};
 use super::sampler::SampleRng;
 use super::skymap::{emission, SkyMap};
 use super::{first_surface, sun_disc};
 use crate::ray::Ray;
-use crate::sampling::{cosine_hemisphere, sample_cone};
+use crate::sampling::cosine_hemisphere;
 use crate::scene::Scene;
-use crate::shade::water::{fresnel, reflect, refract, WATER_INDEX};
+use crate::shade::water::{fresnel, mirror, refract, surface_offset, WATER_INDEX};
 use crate::world::World;
 
 /// Random-number streams of a path's vertex `depth`: sun point, sky
@@ -107,7 +107,6 @@ pub(super) fn trace_paths(
     radiance: &mut [Vec3],
     rays: &mut u64,
 ) {
-    let rng_of: Vec<SampleRng> = cameras.iter().map(|c| c.1).collect();
     let mut paths: Vec<Path> = cameras
         .iter()
         .enumerate()
@@ -125,10 +124,8 @@ pub(super) fn trace_paths(
     let slot = |p: &Path| cameras[p.sample].0;
     let mut batch = Vec::new();
     let mut dirs = Vec::new();
+    let mut probes = ProbeBatch::default();
     let mut queries = Vec::new();
-    let mut query_origins = Vec::new();
-    let mut query_dirs = Vec::new();
-    let mut limits = Vec::new();
     let mut pending: Vec<(usize, Vec3)> = Vec::new();
     let mut next = Vec::new();
     while !paths.is_empty() {
@@ -138,14 +135,11 @@ pub(super) fn trace_paths(
         Ray::extend_new(&mut batch, |k| paths[k].origin, &dirs);
         *rays += paths.iter().filter(|p| p.depth > 0).count() as u64;
         let hits = world.intersect_batch(&batch);
-        queries.clear();
-        query_origins.clear();
-        query_dirs.clear();
-        limits.clear();
+        probes.clear();
         pending.clear();
         next.clear();
         for ((path, hit), ray) in paths.iter().zip(&hits).zip(&batch) {
-            let rng = &rng_of[path.sample];
+            let rng = &cameras[path.sample].1;
             let out = &mut radiance[slot(path)];
             step(
                 scene,
@@ -158,18 +152,15 @@ pub(super) fn trace_paths(
                 rng,
                 out,
                 &mut |probe: Probe, light: Vec3| {
-                    // As `probe.ray()` builds it.
-                    query_origins.push(probe.p + probe.ng * ray_offset(probe.p));
-                    query_dirs.push(probe.dir);
-                    limits.push(probe.t_max);
+                    probes.push(&probe);
                     pending.push((slot(path), light));
                 },
                 &mut next,
             );
         }
-        Ray::extend_new(&mut queries, |k| query_origins[k], &query_dirs);
+        probes.rays_into(&mut queries);
         *rays += queries.len() as u64;
-        let blocked = world.occluded_batch(&queries, &limits);
+        let blocked = world.occluded_batch(&queries, &probes.limits);
         for (&(k, light), blocked) in pending.iter().zip(blocked) {
             if !blocked {
                 radiance[k] += light;
@@ -258,17 +249,13 @@ fn step(
         let Some(water) = &scene.water else { return };
         let n = water.normal_at(p.x, p.z);
         let f = fresnel(-dir.dot(n), 1.0, WATER_INDEX);
-        let eps = 1e-4 * (1.0 + p.abs().max_element());
+        let eps = surface_offset(p);
         let refracted = refract(dir, n, 1.0 / WATER_INDEX);
-        let mut r = reflect(dir, n);
-        if r.y < 1e-3 {
-            r = Vec3::new(r.x, 1e-3, r.z).normalize();
-        }
-        let mirror = if refracted.is_some() { f } else { 1.0 };
+        let share = if refracted.is_some() { f } else { 1.0 };
         next.push(Path {
             origin: p + Vec3::Y * eps,
-            dir: r,
-            beta: beta * mirror,
+            dir: mirror(dir, n),
+            beta: beta * share,
             depth: depth + 1,
             pdf: 0.0,
             in_water: false,
@@ -315,17 +302,8 @@ fn step(
 
     // The sun.
     if sun.radiance != Vec3::ZERO {
-        let l = if sun.angular_radius > 0.0 {
-            sample_cone(
-                sun.direction,
-                sun.angular_radius,
-                rng.sobol(stream(depth, SUN)),
-            )
-        } else {
-            sun.direction
-        };
-        let cos = n.dot(l);
-        if cos > 0.0 && ng.dot(l) > 0.0 {
+        let u = || rng.sobol(stream(depth, SUN));
+        if let Some((probe, cos)) = sun_probe_with(sun, p, n, ng, u) {
             let weight = if sun.angular_radius > 0.0 {
                 power(
                     1.0 / sun_solid_angle(sun.angular_radius),
@@ -334,15 +312,10 @@ fn step(
             } else {
                 1.0
             };
-            let light = beta * bsdf(l) * sun.radiance * (cos * weight * through(l));
+            let l = probe.dir;
             shadow(
-                Probe {
-                    p,
-                    ng,
-                    dir: l,
-                    t_max: f32::INFINITY,
-                },
-                light,
+                probe,
+                beta * bsdf(l) * sun.radiance * (cos * weight * through(l)),
             );
         }
     }
@@ -352,15 +325,15 @@ fn step(
     let cos = n.dot(l);
     if pdf > 0.0 && cos > 0.0 && ng.dot(l) > 0.0 {
         let weight = power(pdf, cos * std::f32::consts::FRAC_1_PI);
-        let light = beta * bsdf(l) * emission(&scene.sky, l) * (cos / pdf * weight * through(l));
+        let probe = Probe {
+            p,
+            ng,
+            dir: l,
+            t_max: f32::INFINITY,
+        };
         shadow(
-            Probe {
-                p,
-                ng,
-                dir: l,
-                t_max: f32::INFINITY,
-            },
-            light,
+            probe,
+            beta * bsdf(l) * emission(&scene.sky, l) * (cos / pdf * weight * through(l)),
         );
     }
 

@@ -161,6 +161,26 @@ pub fn reflect(dir: Vec3, n: Vec3) -> Vec3 {
     dir - 2.0 * dir.dot(n) * n
 }
 
+/// The mirror ray's direction off the (waved) surface with unit normal
+/// `n` for a ray along `dir`: [`reflect`], lifted to 10⁻³ above the
+/// horizon where a wave tilts it below, so that it skims the surface.
+#[inline]
+pub fn mirror(dir: Vec3, n: Vec3) -> Vec3 {
+    let r = reflect(dir, n);
+    if r.y < 1e-3 {
+        Vec3::new(r.x, 1e-3, r.z).normalize()
+    } else {
+        r
+    }
+}
+
+/// How far above (mirror rays) or below (refracted rays) the surface at
+/// `p` the rays that leave it start.
+#[inline]
+pub fn surface_offset(p: Vec3) -> f32 {
+    1e-4 * (1.0 + p.abs().max_element())
+}
+
 /// `dir` (unit, arriving against the unit normal `n`) refracted by Snell's
 /// law with `eta` = n1 / n2; `None` under total internal reflection.
 #[inline]
