@@ -215,19 +215,18 @@ pub fn terrain(args: TerrainArgs) -> Result<ExitCode> {
         output::check_folder(o)?;
     }
     let start = Instant::now();
-    let heights = scree::terrain::generate(&scene.terrain.recipe(), scene.seed);
+    // The tile as the renderer places it: with a far field its outer band
+    // joins the first ring, with a planet radius it curves.
+    let land = scree::terrain::land(&scene.terrain.recipe(), scene.seed);
     let generate_time = start.elapsed();
-    let grid = scree::terrain::TerrainGrid {
-        heights,
-        size: scene.terrain.size,
-    };
+    let grid = &land.tile;
     let (lo, hi) = grid.heights.range();
     if let Some(h) = &args.heightmap {
         let (img, _) = scree::terrain::import::to_png16(&grid.heights);
         output::write_png(&img, h)?;
     }
     if let Some(o) = &args.obj {
-        output::write_bytes(scree::terrain::export::obj(&grid).as_bytes(), o)?;
+        output::write_bytes(scree::terrain::export::obj(grid).as_bytes(), o)?;
     }
     if !args.quiet {
         say!(
@@ -239,7 +238,7 @@ pub fn terrain(args: TerrainArgs) -> Result<ExitCode> {
         )?;
     }
     if let Some(o) = &args.rocks_obj {
-        let world = scree::world::World::build_on(&scene, grid);
+        let world = scree::world::World::build_on(&scene, land);
         let rocks = world.rock_exports();
         // The materials beside the OBJ: rocks.obj, rocks.mtl.
         let mtl = o.with_extension("mtl");

@@ -53,9 +53,10 @@ impl Default for BuildOptions {
 /// Traceable scene geometry.
 #[derive(Debug, Clone)]
 pub struct World {
-    /// Smooth terrain vertex normals, per sample; empty for flat shading or
-    /// when the terrain is traced as a mesh (which carries its own).
-    terrain_normals: Vec<Vec3>,
+    /// Smooth terrain vertex normals, per sample, of each terrain grid (the
+    /// tile, then any far-field rings) by object index; empty for flat
+    /// shading or when the tile is traced as a mesh (which carries its own).
+    terrain_normals: Vec<(u32, Vec<Vec3>)>,
     /// Meshes for shading (positions, normals, triangles), indexed like the
     /// top level's BVHs.
     meshes: Vec<TriangleMesh>,
@@ -256,6 +257,19 @@ impl Builder {
         self.object_material.push(material);
     }
 
+    /// Adds a far-field ring, traced through its grid hierarchy around its
+    /// hole; its object index.
+    fn ring(&mut self, ring: terrain::far_field::Ring, material: u16) -> u32 {
+        self.triangles += ring.grid.triangle_count();
+        let t0 = Instant::now();
+        let field = HeightField::with_hole(ring.grid, ring.hole);
+        self.objects.push(Object::Terrain(Box::new(field)));
+        self.rock_space.push(RockSpace::NONE);
+        self.accel_time += t0.elapsed();
+        self.object_material.push(material);
+        self.objects.len() as u32 - 1
+    }
+
     fn rock_material(&mut self, m: &RockMaterial, smooth: bool) -> u16 {
         match m {
             RockMaterial::Albedo(c) => self.material(Material::Albedo(*c), smooth),
@@ -279,7 +293,7 @@ impl Builder {
     /// Builds the BVHs and the top level.
     fn finish(
         self,
-        terrain_normals: Vec<Vec3>,
+        terrain_normals: Vec<(u32, Vec<Vec3>)>,
         analytic: Vec<AnalyticRock>,
         rock_count: usize,
         generate_time: Duration,
@@ -321,25 +335,21 @@ impl World {
     /// [`World::build`] with a choice of structures.
     pub fn build_with(scene: &Scene, options: BuildOptions) -> World {
         let t0 = Instant::now();
-        let ts = &scene.terrain;
-        let heights = terrain::generate(&ts.recipe(), scene.seed);
-        let grid = TerrainGrid {
-            heights,
-            size: ts.size,
-        };
-        World::assemble(scene, grid, options, t0)
+        let land = terrain::land(&scene.terrain.recipe(), scene.seed);
+        World::assemble(scene, land, options, t0)
     }
 
-    /// [`World::build`] over `grid`, the scene's terrain already generated
+    /// [`World::build`] over `land`, the scene's terrain already generated
     /// (by a caller that needs it too); `generate_time` counts the rocks.
-    pub fn build_on(scene: &Scene, grid: TerrainGrid) -> World {
-        World::assemble(scene, grid, BuildOptions::default(), Instant::now())
+    pub fn build_on(scene: &Scene, land: terrain::Land) -> World {
+        World::assemble(scene, land, BuildOptions::default(), Instant::now())
     }
 
-    /// The rocks of `scene` placed on `grid`, and the structures over both;
-    /// `generate_time` runs from `t0`.
-    fn assemble(scene: &Scene, grid: TerrainGrid, options: BuildOptions, t0: Instant) -> World {
+    /// The rocks of `scene` placed on `land`'s tile, and the structures over
+    /// both; `generate_time` runs from `t0`.
+    fn assemble(scene: &Scene, land: terrain::Land, options: BuildOptions, t0: Instant) -> World {
         let ts = &scene.terrain;
+        let terrain::Land { tile: grid, rings } = land;
         let mut b = Builder::default();
         let terrain_material = b.material(ts.material, ts.smooth);
         let eye = scene.camera.position;
@@ -349,8 +359,8 @@ impl World {
         // What needs the grid's heights first: smooth normals, rocks
         // resting on the ground, scattered placements. Then the grid goes
         // to its hierarchy (or becomes a mesh).
-        let terrain_normals = if options.terrain_grid && ts.smooth {
-            grid.vertex_normals()
+        let mut terrain_normals = if options.terrain_grid && ts.smooth {
+            vec![(0, grid.vertex_normals())]
         } else {
             Vec::new()
         };
@@ -403,6 +413,15 @@ impl World {
         } else {
             let mesh = b.mesh(grid.to_mesh(ts.smooth));
             b.place(mesh, None, terrain_material);
+        }
+        // The far field's rings, always through their grids (a ring's hole
+        // has no mesh counterpart).
+        for ring in rings {
+            let normals = ts.smooth.then(|| ring.grid.vertex_normals());
+            let object = b.ring(ring, terrain_material);
+            if let Some(n) = normals {
+                terrain_normals.push((object, n));
+            }
         }
 
         let mut analytic = Vec::new();
@@ -597,7 +616,7 @@ impl World {
         let mut b = Builder::default();
         let m = b.material(material, smooth);
         let normals = if smooth {
-            grid.vertex_normals()
+            vec![(0, grid.vertex_normals())]
         } else {
             Vec::new()
         };
@@ -656,7 +675,11 @@ impl World {
             + size_of_val(&self.rock_frames[..])
             + size_of_val(&self.materials[..])
             + size_of_val(&self.smooth[..])
-            + size_of_val(&self.terrain_normals[..])
+            + self
+                .terrain_normals
+                .iter()
+                .map(|(_, n)| size_of_val(&n[..]))
+                .sum::<usize>()
             + size_of_val(&self.analytic[..])
             + self.layers.as_ref().map_or(0, |(_, a)| a.memory_bytes())
     }
@@ -847,13 +870,16 @@ impl World {
             ObjectRef::Terrain(field) => {
                 let [a, b, c] = field.triangle(tri);
                 let ng = face_normal(a, b, c);
-                let n = if smooth {
-                    interpolate(
-                        field.triangle_samples(tri).map(|k| self.terrain_normals[k]),
-                        ng,
-                    )
-                } else {
-                    ng
+                let normals = self
+                    .terrain_normals
+                    .iter()
+                    .find(|(o, _)| *o == hit.object)
+                    .map(|(_, n)| n);
+                let n = match normals {
+                    Some(normals) if smooth => {
+                        interpolate(field.triangle_samples(tri).map(|k| normals[k]), ng)
+                    }
+                    _ => ng,
                 };
                 (ng, n)
             }
@@ -1148,5 +1174,167 @@ mod tests {
             }
         }
         assert!(tilted > 50, "{tilted}");
+    }
+}
+
+#[cfg(test)]
+mod far_field_tests {
+    //! The far field as the tracer sees it: watertight where levels meet,
+    //! and the curvature's horizon where geometry puts it.
+    use glam::Vec3;
+
+    use crate::ray::Ray;
+    use crate::scene::parse;
+    use crate::terrain::{self, far_field};
+    use crate::world::World;
+
+    fn scene(terrain: &str) -> crate::scene::Scene {
+        let src = format!(
+            r#"{{ "image": {{ "width": 8, "height": 8 }},
+                 "camera": {{ "position": [0, 50, -90], "look_at": [0, 0, 0] }},
+                 "terrain": {terrain} }}"#
+        );
+        parse(&src, "far.json", std::path::Path::new(".")).expect("valid scene")
+    }
+
+    /// Rays aimed at points on the seams (the tile's edge, the inner edge
+    /// of each ring's overlap band, each ring's outer edge), from many
+    /// directions and at grazing angles: each stops at or before its
+    /// point. A ray that slipped between two levels would run on past it.
+    #[test]
+    fn rays_aimed_at_the_seams_never_slip_through() {
+        for generator in [
+            r#"{ "type": "noise", "octaves": { "count": 7, "frequency": 0.03 } }"#,
+            r#"{ "type": "fault_line", "iterations": 200 }"#,
+        ] {
+            let s = scene(&format!(
+                r#"{{ "size": [60, 40], "resolution": [193, 129], "height": 8,
+                      "generator": {generator}, "far_field": {{ "rings": 3 }} }}"#
+            ));
+            let land = terrain::land(&s.terrain.recipe(), s.seed);
+            let world = World::build(&s);
+            // (the level whose surface holds it, x and z) of seam points.
+            let mut points: Vec<(usize, f32, f32)> = Vec::new();
+            let levels: Vec<&terrain::TerrainGrid> = std::iter::once(&land.tile)
+                .chain(land.rings.iter().map(|r| &r.grid))
+                .collect();
+            for (k, grid) in levels.iter().enumerate() {
+                let [hx, hz] = [0.5 * grid.size[0], 0.5 * grid.size[1]];
+                // (x, z) of an edge's corner and the level that holds it;
+                // past the outermost ring's outer edge there is nothing.
+                let mut edges = Vec::new();
+                if k + 1 < levels.len() {
+                    edges.push((hx, hz, k + 1));
+                }
+                if k > 0 {
+                    // The inner edge of the ring's overlap band: its hole.
+                    let ring = &land.rings[k - 1];
+                    let cell = grid.size[0] / (grid.heights.width - 1) as f32;
+                    let cz = grid.size[1] / (grid.heights.height - 1) as f32;
+                    let a = ring.hole[0][0] as f32 * cell - hx;
+                    let b = ring.hole[1][0] as f32 * cz - hz;
+                    edges.push((-a, -b, k));
+                }
+                for (ex, ez, holder) in edges {
+                    for f in 0..23 {
+                        // Off the grids' vertices: a ray through a vertex
+                        // is the walk's own corner case, not the seams'.
+                        let u = -0.99 + 1.98 * f as f32 / 22.0 + 0.0013;
+                        for (x, z) in [(ex, u * ez), (-ex, u * ez), (u * ex, ez), (u * ex, -ez)] {
+                            points.push((holder, x, z));
+                        }
+                    }
+                }
+            }
+            let mut aimed = 0;
+            for (k, x, z) in points {
+                // The coarser level at a seam holds the point exactly (the
+                // finer one's band lies on its triangles).
+                let y = levels[k].height_at(x, z);
+                let p = Vec3::new(x, y, z);
+                for a in 0..8 {
+                    for e in [1.0f32, 4.0, 20.0, 60.0] {
+                        let (az, el) = ((a as f32 * 45.0 + 7.0).to_radians(), e.to_radians());
+                        let d = Vec3::new(az.cos() * el.cos(), -el.sin(), az.sin() * el.cos());
+                        let origin = p - d * 30.0;
+                        // Rays that enter the land at their point, not
+                        // graze it (a ray that touches a ridge goes on).
+                        let past = p + d * 0.05;
+                        if levels[k].height_at(past.x, past.z) < past.y + 1e-3 {
+                            continue;
+                        }
+                        // From above the land only (a ray from under it
+                        // meets the surface from behind).
+                        let top = Vec3::new(origin.x, 1e4, origin.z);
+                        let ground = world.intersect(&Ray::new(top, Vec3::NEG_Y));
+                        if ground.is_some_and(|g| 1e4 - g.t >= origin.y) {
+                            continue;
+                        }
+                        let hit = world.intersect(&Ray::new(origin, d));
+                        let t = hit.map_or(f32::INFINITY, |h| h.t);
+                        assert!(
+                            t <= 30.0 * (1.0 + 1e-4) + 1e-3,
+                            "{generator}: a ray at {p} (level {k}, heading {a}, {e}°) went on to t = {t}"
+                        );
+                        aimed += 1;
+                    }
+                }
+            }
+            assert!(aimed > 2000, "{aimed}");
+        }
+    }
+
+    /// Over a flat sea on an Earth-sized planet, from 1.7 units up, the
+    /// horizon lies acos(R/(R+h)) = 0.0418° below the level line: found
+    /// here by bisecting the lowest elevation at which a ray toward it
+    /// misses the land, to a tenth of a pixel of a 1°-tall 1080-row image.
+    #[test]
+    fn the_horizon_dips_as_a_planet_of_earths_radius_says() {
+        let s = scene(
+            r#"{ "size": [200, 200], "resolution": [129, 129], "height": 0,
+                 "generator": { "type": "noise" }, "planet_radius": 6371000,
+                 "far_field": { "rings": 7 } }"#,
+        );
+        let world = World::build(&s);
+        let (r, h) = (6_371_000.0f64, 1.7f64);
+        let expected = (r / (r + h)).acos().to_degrees();
+        assert!((expected - 0.0418).abs() < 1e-4, "{expected}");
+        let eye = Vec3::new(0.0, 1.7, 0.0);
+        let mut below = 0.5f64; // degrees under the level line: hits
+        let mut above = 0.0f64; // misses
+        assert!(world.intersect(&Ray::new(eye, dir(below))).is_some());
+        for _ in 0..40 {
+            let mid = 0.5 * (below + above);
+            if world.intersect(&Ray::new(eye, dir(mid))).is_some() {
+                below = mid;
+            } else {
+                above = mid;
+            }
+        }
+        let pixel = 1.0 / 1080.0;
+        assert!(
+            (below - expected).abs() < 0.1 * pixel,
+            "horizon {below}° below level, expected {expected}°"
+        );
+        fn dir(dip_degrees: f64) -> Vec3 {
+            let a = dip_degrees.to_radians();
+            Vec3::new(0.0, -a.sin() as f32, a.cos() as f32)
+        }
+    }
+
+    /// A point 50 km out sinks by d²/2R = 196.2 on Earth: the land at
+    /// that distance lies that far under its height on a flat world.
+    #[test]
+    fn land_fifty_kilometres_out_sinks_by_196() {
+        assert!((far_field::drop(50_000.0, 6_371_000.0) - 196.2).abs() < 0.05);
+        let s = scene(
+            r#"{ "size": [6250, 6250], "resolution": [129, 129], "height": 0,
+                 "generator": { "type": "noise" }, "planet_radius": 6371000,
+                 "far_field": { "rings": 5, "resolution": 257 } }"#,
+        );
+        let land = terrain::land(&s.terrain.recipe(), s.seed);
+        let outer = &land.rings.last().expect("rings").grid;
+        let y = outer.height_at(50_000.0, 0.0);
+        assert!((y + 196.2).abs() < 0.1, "{y}");
     }
 }

@@ -204,35 +204,29 @@ impl TopLevel {
     /// other objects up to their terrain hits eight at a time (see
     /// `TopLevel::closest_octets`).
     pub fn intersect_batch(&self, rays: &[Ray], t_max: &[f32], hits: &mut [Option<ObjectHit>]) {
-        let Some((terrain, field)) = self.terrain() else {
-            hits.fill(None);
-            self.closest_octets(rays, t_max, None, hits);
-            return;
-        };
-        let mut ground = vec![None; rays.len()];
-        field.intersect_batch(rays, t_max, &mut ground);
-        for (hit, ground) in hits.iter_mut().zip(ground) {
-            *hit = ground.map(|hit| ObjectHit {
-                object: terrain,
-                hit,
-            });
+        hits.fill(None);
+        // The terrain's levels (the tile, then its far-field rings, inner
+        // to outer) one batch each, every ray limited by its best hit so far.
+        let mut limits = t_max.to_vec();
+        let mut found = vec![None; rays.len()];
+        for (object, field) in self.terrains() {
+            field.intersect_batch(rays, &limits, &mut found);
+            for k in 0..rays.len() {
+                if let Some(hit) = found[k] {
+                    offer(ObjectHit { object, hit }, &mut limits[k], &mut hits[k]);
+                }
+            }
         }
-        if self.slots.len() > 1 {
-            self.closest_octets(rays, t_max, Some(terrain), hits);
+        if self.slots.len() > self.fields.len() {
+            self.closest_octets(rays, t_max, hits);
         }
     }
 
     /// [`TopLevel::closest`] for each ray of a batch, eight neighbouring
     /// rays at a time down the top tree and, together, down each mesh they
     /// reach ([`Bvh::intersect_batch`]); `best[k]` holds ray `k`'s hit on
-    /// object `skip`, if any, and becomes its closest hit.
-    fn closest_octets(
-        &self,
-        rays: &[Ray],
-        t_max: &[f32],
-        skip: Option<u32>,
-        best: &mut [Option<ObjectHit>],
-    ) {
+    /// the terrain, if any, and becomes its closest hit.
+    fn closest_octets(&self, rays: &[Ray], t_max: &[f32], best: &mut [Option<ObjectHit>]) {
         for ((rays, t_max), best) in rays
             .chunks(OCTET)
             .zip(t_max.chunks(OCTET))
@@ -244,7 +238,7 @@ impl TopLevel {
             self.tree
                 .closest_octet(rays, &t_start, |mask, range, t_best| {
                     for &object in &self.order[range] {
-                        if Some(object) != skip {
+                        if !self.is_terrain(object) {
                             self.closest_on_object(object, rays, mask, t_best, best);
                         }
                     }
@@ -311,7 +305,7 @@ impl TopLevel {
 
     /// Whether anything lies along `ray` with t in (0, t_max].
     pub fn occluded(&self, ray: &Ray, t_max: f32) -> bool {
-        self.any(ray, t_max, None)
+        self.any(ray, t_max)
     }
 
     /// [`TopLevel::occluded`] for each ray of a batch: the terrain first, as
@@ -320,26 +314,48 @@ impl TopLevel {
     /// hit's sun ray with its scattered sky rays. Taking them down the top
     /// tree as octets made `boulder-field` 4–7% slower.)
     pub fn occluded_batch(&self, rays: &[Ray], t_max: &[f32], blocked: &mut [bool]) {
-        let Some((terrain, field)) = self.terrain() else {
-            for (k, ray) in rays.iter().enumerate() {
-                blocked[k] = self.occluded(ray, t_max[k]);
+        blocked.fill(false);
+        let mut terrains = self.terrains();
+        if let Some((_, field)) = terrains.next() {
+            field.occluded_batch(rays, t_max, blocked);
+        }
+        // Far-field rings: the rays still open, one batch a ring.
+        for (_, field) in terrains {
+            let open: Vec<usize> = (0..rays.len()).filter(|&k| !blocked[k]).collect();
+            if open.is_empty() {
+                break;
             }
-            return;
-        };
-        field.occluded_batch(rays, t_max, blocked);
-        if self.slots.len() > 1 {
+            let sub: Vec<Ray> = open.iter().map(|&k| rays[k]).collect();
+            let limits: Vec<f32> = open.iter().map(|&k| t_max[k]).collect();
+            let mut hit = vec![false; open.len()];
+            field.occluded_batch(&sub, &limits, &mut hit);
+            for (&k, h) in open.iter().zip(hit) {
+                blocked[k] = h;
+            }
+        }
+        if self.slots.len() > self.fields.len() {
             for (k, ray) in rays.iter().enumerate() {
-                blocked[k] = blocked[k] || self.any(ray, t_max[k], Some(terrain));
+                blocked[k] = blocked[k] || self.any_mesh(ray, t_max[k]);
             }
         }
     }
 
-    /// Whether an object other than `skip` lies along `ray` within t_max.
-    fn any(&self, ray: &Ray, t_max: f32, skip: Option<u32>) -> bool {
+    /// Whether an object other than the terrain lies along `ray` within
+    /// t_max.
+    fn any_mesh(&self, ray: &Ray, t_max: f32) -> bool {
         self.tree.any(ray, t_max, |range| {
             self.order[range]
                 .iter()
-                .any(|&object| Some(object) != skip && self.object_blocks(object, ray, t_max))
+                .any(|&object| !self.is_terrain(object) && self.object_blocks(object, ray, t_max))
+        })
+    }
+
+    /// Whether anything lies along `ray` within t_max.
+    fn any(&self, ray: &Ray, t_max: f32) -> bool {
+        self.tree.any(ray, t_max, |range| {
+            self.order[range]
+                .iter()
+                .any(|&object| self.object_blocks(object, ray, t_max))
         })
     }
 
@@ -373,12 +389,19 @@ impl TopLevel {
         }
     }
 
-    /// The terrain object (the first, if several), with its index.
-    fn terrain(&self) -> Option<(u32, &HeightField)> {
-        self.objects().enumerate().find_map(|(k, o)| match o {
+    /// The terrain's grids (the tile, then any far-field rings), with
+    /// their object indices, in the order given.
+    fn terrains(&self) -> impl Iterator<Item = (u32, &HeightField)> + '_ {
+        self.objects().enumerate().filter_map(|(k, o)| match o {
             ObjectRef::Terrain(field) => Some((k as u32, field)),
             ObjectRef::Mesh { .. } => None,
         })
+    }
+
+    /// Whether object `object` is a terrain grid.
+    #[inline]
+    fn is_terrain(&self, object: u32) -> bool {
+        self.slots[object as usize].mesh == Slot::TERRAIN
     }
 }
 

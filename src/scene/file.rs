@@ -434,6 +434,36 @@ pub struct TerrainFile {
     /// terrace, normalize).
     #[serde(default)]
     pub post: Vec<crate::terrain::PostStep>,
+    /// Rings of coarser land around the tile, out to 2^rings times its
+    /// size, so that the land runs to the horizon. Default none.
+    #[serde(default)]
+    pub far_field: Option<FarFieldFile>,
+    /// The planet's radius in world units: the land (tile and rings) falls
+    /// away by d²/2R with distance d from the terrain's centre. Default
+    /// none (flat). The Earth's is 6371000 metres.
+    #[serde(default)]
+    pub planet_radius: Option<f64>,
+}
+
+/// `terrain.far_field`: nested rings of coarser grids around the tile.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FarFieldFile {
+    /// Number of rings, 1..=12; ring k spans 2^k times the tile's size,
+    /// each twice the cell size of the one inside it. Default 6.
+    #[serde(default = "default_rings")]
+    pub rings: u32,
+    /// Samples along the longer side of each ring, 129..=8193. The first
+    /// ring's cells must be whole tile cells (resolution − 1 divides twice
+    /// the tile's cells along that side) and each side of a ring 8m cells.
+    /// Default: the coarsest such rings (1, 2, 4, ... tile cells a first-ring
+    /// cell) that together hold no more samples than the tile.
+    #[serde(default)]
+    pub resolution: Option<u32>,
+}
+
+fn default_rings() -> u32 {
+    6
 }
 
 fn default_terrain_size() -> [f64; 2] {
@@ -456,6 +486,8 @@ impl Default for TerrainFile {
             normals: NormalsFile::default(),
             normalize: None,
             post: Vec::new(),
+            far_field: None,
+            planet_radius: None,
         }
     }
 }

@@ -152,6 +152,10 @@ pub struct TerrainSettings {
     pub normalize: bool,
     /// Post-processing steps.
     pub post: Vec<PostStep>,
+    /// Far-field rings, if any.
+    pub far_field: Option<crate::terrain::FarField>,
+    /// The planet's radius (world units), if the land curves.
+    pub planet_radius: Option<f64>,
 }
 
 impl TerrainSettings {
@@ -164,6 +168,8 @@ impl TerrainSettings {
             height: self.height,
             normalize: self.normalize,
             post: self.post.clone(),
+            far_field: self.far_field,
+            planet_radius: self.planet_radius,
         }
     }
 }
@@ -306,7 +312,11 @@ impl Scene {
     pub fn memory_estimate(&self) -> u64 {
         let [w, h] = self.terrain.resolution;
         let (rock_tris, instances) = rock_triangles(self);
-        w as u64 * h as u64 * BYTES_PER_TERRAIN_SAMPLE
+        // Far-field rings are grids like the tile's.
+        let rings = self.terrain.far_field.map_or(0, |f| {
+            f.rings as u64 * (f.cells[0] as u64 + 1) * (f.cells[1] as u64 + 1)
+        });
+        (w as u64 * h as u64 + rings) * BYTES_PER_TERRAIN_SAMPLE
             + rock_tris * BYTES_PER_TRIANGLE
             + instances * BYTES_PER_INSTANCE
             + self.image.width as u64 * self.image.height as u64 * BYTES_PER_PIXEL

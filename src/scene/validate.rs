@@ -680,7 +680,43 @@ fn validate_terrain(f: &TerrainFile, dir: &Path) -> Check<TerrainSettings> {
         .enumerate()
         .map(|(k, step)| validate_post(&format!("terrain.post[{k}]"), step))
         .collect::<Check<Vec<_>>>()?;
+    let far_field = match &f.far_field {
+        None => None,
+        Some(ff) => {
+            use crate::terrain::far_field::{FarField, MAX_RINGS};
+            let p = "terrain.far_field";
+            let rings = count(&format!("{p}.rings"), ff.rings, 1, MAX_RINGS)?;
+            let samples = ff.resolution.map(|n| n as usize);
+            let [w, h] = resolution;
+            let Some(far) = FarField::fit(rings, resolution, samples) else {
+                let long = w.max(h) - 1;
+                return Err(match samples {
+                    Some(n) => Invalid::new(
+                        format!("{p}.resolution"),
+                        format!(
+                            "{n} does not fit a {w}×{h} tile: a ring's first cells must be a whole number of tile cells, so resolution − 1 must divide {} and give rings of 8m cells, 128 to 8192 (e.g. {})",
+                            2 * long,
+                            long / 2 + 1
+                        ),
+                    ),
+                    None => Invalid::new(
+                        "terrain.resolution",
+                        format!(
+                            "a {w}×{h} tile cannot take far-field rings: each side needs 2(n − 1) to split into rings of 8m cells, 128 to 8192 (use sides like 129, 257, 513, 1025)"
+                        ),
+                    ),
+                });
+            };
+            Some(far)
+        }
+    };
+    let planet_radius = f
+        .planet_radius
+        .map(|r| above("terrain.planet_radius", r, 0.0, 1e12))
+        .transpose()?;
     Ok(TerrainSettings {
+        far_field,
+        planet_radius,
         size,
         resolution,
         height,

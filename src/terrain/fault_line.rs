@@ -186,6 +186,49 @@ pub fn generate(p: &FaultLine, w: usize, h: usize, seed: u64) -> Vec<f64> {
     data
 }
 
+/// The raw fault sum (before smoothing) of the `w` × `h` tile's faults,
+/// extended across the plane: at each (x, z) of the grid `xs` × `zs`, in
+/// the tile's sample units from its centre (x = j − (w − 1)/2 on the
+/// tile). `xs` must increase. Each fault adds +d on its positive side, −d
+/// on its negative side and 0 on its line, as on the tile.
+pub fn extended(p: &FaultLine, w: usize, h: usize, seed: u64, xs: &[f64], zs: &[f64]) -> Vec<f64> {
+    let s = (w + h) as f64 / 2.0;
+    let faults: Vec<(f64, f64, f64, f64)> =
+        (0..p.iterations).map(|i| draw(p, s, seed, i)).collect();
+    let n = xs.len();
+    let mut data = vec![0.0; n * zs.len()];
+    data.par_chunks_mut(n).zip(zs).for_each(|(row, &z)| {
+        let mut diff = vec![0.0f64; n + 1];
+        for &(a, b, c, d) in &faults {
+            let side = |j: usize| a * xs[j] + b * z + c;
+            // Along increasing x the side's sign runs one way: negative,
+            // zero, positive where a ≥ 0, the reverse otherwise.
+            let (p0, q0) = if a >= 0.0 {
+                (
+                    partition(n, |j| side(j) < 0.0),
+                    partition(n, |j| side(j) <= 0.0),
+                )
+            } else {
+                (
+                    partition(n, |j| side(j) > 0.0),
+                    partition(n, |j| side(j) >= 0.0),
+                )
+            };
+            let (first, last) = if a >= 0.0 { (-d, d) } else { (d, -d) };
+            diff[0] += first;
+            diff[p0] -= first;
+            diff[q0] += last;
+            diff[n] -= last;
+        }
+        let mut acc = 0.0;
+        for (j, out) in row.iter_mut().enumerate() {
+            acc += diff[j];
+            *out = acc;
+        }
+    });
+    data
+}
+
 /// The first index in 0..n where `pred` is false, for a `pred` that is true
 /// on a prefix and false after it.
 fn partition(n: usize, pred: impl Fn(usize) -> bool) -> usize {
@@ -204,6 +247,20 @@ fn partition(n: usize, pred: impl Fn(usize) -> bool) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_extension_agrees_with_the_tile_on_its_samples() {
+        let p = FaultLine {
+            iterations: 300,
+            smoothing: 0,
+            ..FaultLine::default()
+        };
+        let (w, h) = (37, 23);
+        let tile = generate(&p, w, h, 5);
+        let xs: Vec<f64> = (0..w).map(|j| j as f64 - 18.0).collect();
+        let zs: Vec<f64> = (0..h).map(|i| i as f64 - 11.0).collect();
+        assert_eq!(extended(&p, w, h, 5, &xs, &zs), tile);
+    }
 
     /// The definition, sample by sample: the reference for the run-based code.
     fn brute(p: &FaultLine, w: usize, h: usize, seed: u64) -> Vec<f64> {

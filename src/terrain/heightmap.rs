@@ -39,6 +39,11 @@ impl Heightmap {
         &self.data
     }
 
+    /// The heights, row-major, to change in place.
+    pub fn data_mut(&mut self) -> &mut [f32] {
+        &mut self.data
+    }
+
     /// The heights, row-major, handed over.
     pub fn into_data(self) -> Vec<f32> {
         self.data
@@ -63,6 +68,14 @@ impl Heightmap {
     pub fn fingerprint(&self) -> u64 {
         fnv1a(self.data.iter().flat_map(|h| h.to_bits().to_le_bytes()))
     }
+}
+
+/// The lowest and highest of `data` (infinities when empty).
+pub fn range(data: &[f64]) -> (f64, f64) {
+    data.iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &h| {
+            (lo.min(h), hi.max(h))
+        })
 }
 
 /// Maps f64 samples linearly onto [0, `top`] (all zero when flat).

@@ -5,6 +5,7 @@
 pub mod attributes;
 pub mod diamond_square;
 pub mod export;
+pub mod far_field;
 pub mod fault_line;
 pub mod heightmap;
 pub mod hills;
@@ -17,6 +18,7 @@ use std::sync::Arc;
 
 pub use attributes::GroundAttributes;
 pub use diamond_square::DiamondSquare;
+pub use far_field::{FarField, Land};
 pub use fault_line::FaultLine;
 pub use heightmap::Heightmap;
 pub use hills::Hills;
@@ -54,6 +56,10 @@ pub struct Recipe {
     pub normalize: bool,
     /// Post-processing steps, in order.
     pub post: Vec<PostStep>,
+    /// Rings of coarser land around the tile, if any.
+    pub far_field: Option<FarField>,
+    /// The planet's radius, world units, if the land curves away.
+    pub planet_radius: Option<f64>,
 }
 
 impl Recipe {
@@ -66,6 +72,8 @@ impl Recipe {
             height: top,
             normalize: true,
             post: Vec::new(),
+            far_field: None,
+            planet_radius: None,
         }
     }
 }
@@ -78,30 +86,64 @@ pub fn scales_map_as_is(normalize: bool, post: &[PostStep]) -> bool {
 
 /// Runs the recipe: generator, normalisation to [0, height] (imported maps
 /// are scaled by `height` instead), then the post-processing steps. A pure
-/// function of the recipe and the seed.
+/// function of the recipe and the seed. The detail tile only: the far field
+/// and the curvature are [`land`]'s.
 pub fn generate(r: &Recipe, seed: u64) -> Heightmap {
+    generate_traced(r, seed).0
+}
+
+/// The recipe's land: the detail tile, its far-field rings and the
+/// planet's curvature. Without either the tile is [`generate`]'s.
+pub fn land(r: &Recipe, seed: u64) -> Land {
+    let (heights, trace) = generate_traced(r, seed);
+    let mut tile = TerrainGrid {
+        heights,
+        size: [r.size[0] as f32, r.size[1] as f32],
+    };
+    let rings = match (&r.far_field, r.planet_radius) {
+        (Some(far), radius) => far_field::rings(r, far, &trace, &mut tile, radius, seed),
+        (None, Some(radius)) => {
+            far_field::curve(&mut tile, radius);
+            Vec::new()
+        }
+        (None, None) => Vec::new(),
+    };
+    Land { tile, rings }
+}
+
+/// [`generate`], with what it did to the heights (for the far field).
+fn generate_traced(r: &Recipe, seed: u64) -> (Heightmap, far_field::Trace) {
     let [w, h] = r.resolution;
+    let mut trace = far_field::Trace::default();
     if let (Generator::Heightmap(m), true) = (&r.generator, scales_map_as_is(r.normalize, &r.post))
     {
         // Straight to f32, the values of the general path below without
         // its f64 copy of the grid (1 GiB at the largest resolution).
-        return import::heights(m, w, h, r.height);
+        return (import::heights(m, w, h, r.height), trace);
     }
     let mut data = match &r.generator {
         Generator::FaultLine(p) => fault_line::generate(p, w, h, seed),
         Generator::DiamondSquare(p) => diamond_square::generate(p, w, h, seed),
         Generator::Hills(p) => hills::generate(p, w, h, seed),
-        Generator::Noise(p) => noise::generate(p, w, h, r.size, seed),
+        Generator::Noise(p) => {
+            let (data, island) = noise::generate_ranged(p, w, h, r.size, seed);
+            trace.island_from = island;
+            data
+        }
         Generator::Heightmap(m) => import::resample(m, w, h, r.height),
     };
     if r.normalize {
+        trace.normalised_from = Some(heightmap::range(&data));
         heightmap::normalise(&mut data, r.height);
     }
     let cell = [r.size[0] / (w - 1) as f64, r.size[1] / (h - 1) as f64];
     for step in &r.post {
+        if r.far_field.is_some() {
+            trace.before_post.push(heightmap::range(&data));
+        }
         post::apply(step, &mut data, w, h, cell, r.height, seed);
     }
-    Heightmap::from_f64(w, h, &data)
+    (Heightmap::from_f64(w, h, &data), trace)
 }
 
 #[cfg(test)]

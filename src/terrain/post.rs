@@ -367,6 +367,12 @@ pub fn terrace(data: &mut [f64], levels: u32, sharpness: f64) {
     let (lo, hi) = data
         .iter()
         .fold((f64::MAX, f64::MIN), |(a, b), &v| (a.min(v), b.max(v)));
+    terrace_within(data, levels, sharpness, lo, hi);
+}
+
+/// [`terrace`] between `lo` and `hi` rather than the heights' own range
+/// (a far-field ring takes its tile's).
+pub fn terrace_within(data: &mut [f64], levels: u32, sharpness: f64, lo: f64, hi: f64) {
     let step = (hi - lo) / levels as f64;
     if step <= 0.0 {
         return;

@@ -222,6 +222,48 @@ impl HeightField {
     /// Each starts at the finest level that pays for the rays
     /// ([`HeightField::finest_level_paying`]).
     pub fn lit(grid: TerrainGrid, light: Option<(Vec3, f32)>, rays: usize) -> HeightField {
+        HeightField::assemble(grid, light, rays, None)
+    }
+
+    /// [`HeightField::new`] over a grid with a hole: the cells in columns
+    /// `hole[0][0]..hole[0][1]` of rows `hole[1][0]..hole[1][1]` (all four
+    /// even) are left out of the hierarchy, so a walk passes over them as
+    /// over empty space. A far-field ring's hole is where the finer level
+    /// lies. The samples inside the hole (not on its border) are sunk far
+    /// below the rest: a walk that starts in a hole cell (a shadow ray
+    /// leaving the finer level) still tests that cell's triangles, and
+    /// must find nothing above the finer level.
+    ///
+    /// # Panics
+    /// If a bound of the hole is odd or past the grid.
+    pub fn with_hole(mut grid: TerrainGrid, hole: [[usize; 2]; 2]) -> HeightField {
+        let [[c0, c1], [r0, r1]] = hole;
+        let w = grid.heights.width;
+        let inside = |k: usize| {
+            let (i, j) = (k / w, k % w);
+            i > r0 && i < r1 && j > c0 && j < c1
+        };
+        let (lo, hi) = grid
+            .heights
+            .data()
+            .iter()
+            .enumerate()
+            .filter(|&(k, _)| !inside(k))
+            .fold((f32::MAX, f32::MIN), |(a, b), (_, &v)| (a.min(v), b.max(v)));
+        let deep = lo - 100.0 * (hi - lo).max(1.0);
+        let data = grid.heights.data_mut();
+        for i in r0 + 1..r1 {
+            data[i * w + c0 + 1..i * w + c1].fill(deep);
+        }
+        HeightField::assemble(grid, None, usize::MAX, Some(hole))
+    }
+
+    fn assemble(
+        grid: TerrainGrid,
+        light: Option<(Vec3, f32)>,
+        rays: usize,
+        hole: Option<[[usize; 2]; 2]>,
+    ) -> HeightField {
         let (cols, rows) = (grid.heights.width, grid.heights.height);
         assert!(cols >= 2 && rows >= 2, "a terrain has at least 2×2 samples");
         let xs: Vec<f32> = (0..cols).map(|j| grid.position(0, j).x).collect();
@@ -262,6 +304,18 @@ impl HeightField {
                 &mut ranges[..level_rows[1] * level_cols[1]],
                 level_cols[1],
             );
+            if let Some([[c0, c1], [r0, r1]]) = hole {
+                assert!(
+                    [c0, c1, r0, r1].iter().all(|v| v % 2 == 0) && c1 < cols && r1 < rows,
+                    "a hole's bounds are even and inside the grid"
+                );
+                // An empty range: no ray's heights overlap it, and it
+                // leaves every range it is merged into unchanged.
+                let cols_1 = level_cols[1];
+                for bi in r0 / 2..r1 / 2 {
+                    ranges[bi * cols_1 + c0 / 2..bi * cols_1 + c1 / 2].fill([f32::MAX, f32::MIN]);
+                }
+            }
         }
         for k in 2..=top as usize {
             let (below, level) = ranges.split_at_mut(level_base[k]);
