@@ -31,6 +31,11 @@ pub struct SceneFile {
     /// Seed for every random choice in the scene (terrain, pixel jitter).
     #[serde(default)]
     pub seed: u64,
+    /// Metres per world unit, > 0. Default 1. Sets the haze of clear air
+    /// (the floor of the default fog) and reads GeoTIFF heights and pixel
+    /// sizes, which are in metres, into world units.
+    #[serde(default)]
+    pub units: Option<f64>,
     /// Where the camera is, what it looks at and how it projects.
     pub camera: CameraFile,
     /// The terrain: extent, grid, generator and material.
@@ -862,23 +867,20 @@ pub struct SkyLightFile {
     #[serde(default = "default_sky_samples")]
     pub samples: u32,
     /// Occluders farther than this (world units) do not block the sky, > 0.
-    /// Default 40.
-    #[serde(default = "default_sky_distance")]
-    pub distance: f64,
+    /// Default 0.4 × the terrain's longer side (40 for the default 100).
+    #[serde(default)]
+    pub distance: Option<f64>,
 }
 
 fn default_sky_samples() -> u32 {
     4
-}
-fn default_sky_distance() -> f64 {
-    40.0
 }
 
 impl Default for SkyLightFile {
     fn default() -> Self {
         SkyLightFile {
             samples: default_sky_samples(),
-            distance: default_sky_distance(),
+            distance: None,
         }
     }
 }
@@ -911,9 +913,13 @@ impl Default for SkyFile {
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FogFile {
-    /// Extinction per world unit, 0..=10; 0 turns fog off. Default 0.004.
-    #[serde(default = "default_fog_density")]
-    pub density: f64,
+    /// Extinction per world unit, 0..=10; 0 turns fog off. Default: 0.4
+    /// over the terrain's longer side (0.004 for the default 100 units);
+    /// with a far field, thin enough that the land's edge is seen through
+    /// e⁻³ of haze, and never clearer than air of 50 km visibility at
+    /// `units` metres a unit.
+    #[serde(default)]
+    pub density: Option<f64>,
     /// Linear RGB fog colour; default: the sky colour in the view direction
     /// (aerial perspective).
     #[serde(default)]
@@ -983,14 +989,11 @@ fn default_ground_albedo() -> f64 {
     0.2
 }
 
-fn default_fog_density() -> f64 {
-    0.004
-}
 
 impl Default for FogFile {
     fn default() -> Self {
         FogFile {
-            density: default_fog_density(),
+            density: None,
             color: None,
             height_falloff: 0.0,
             base_height: 0.0,

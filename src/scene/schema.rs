@@ -98,6 +98,7 @@ pub const RANGES: &[(&str, f64, f64, bool)] = &[
     ("sky_light.samples", 0.0, 256.0, false),
     ("sky_light.distance", 0.0, 1e7, true),
     ("fog.density", 0.0, 10.0, false),
+    ("units", 0.0, 1e9, true),
     ("fog.height_falloff", 0.0, 10.0, false),
     ("fog.base_height", -1e7, 1e7, false),
 ];

@@ -425,12 +425,24 @@ pub fn validate(raw: &SceneFile, dir: &Path) -> Check<Scene> {
         .map(|s| validate_scatter(s, &terrain, &mut textures))
         .transpose()?;
     let (sun, sky) = validate_sun_and_sky(&raw.sun, &raw.sky)?;
+    let units = raw
+        .units
+        .map(|u| above("units", u, 0.0, 1e9))
+        .transpose()?
+        .unwrap_or(1.0);
+    let (sky_distance, fog_density) = distance_defaults(&terrain, units);
     let sky_light = SkyLight {
         samples: count("sky_light.samples", raw.sky_light.samples, 0, 256)?,
-        distance: above("sky_light.distance", raw.sky_light.distance, 0.0, 1e7)? as f32,
+        distance: match raw.sky_light.distance {
+            Some(d) => above("sky_light.distance", d, 0.0, 1e7)?,
+            None => sky_distance,
+        } as f32,
     };
     let fog = Fog {
-        density: within("fog.density", raw.fog.density, 0.0, 10.0)? as f32,
+        density: match raw.fog.density {
+            Some(d) => within("fog.density", d, 0.0, 10.0)?,
+            None => fog_density,
+        } as f32,
         color: raw
             .fog
             .color
@@ -601,6 +613,27 @@ pub fn validate_projection(path: &str, p: &ProjectionFile) -> Check<Projection> 
             }
         }
     })
+}
+
+/// Extinction per metre of clear air with 50 km visibility (Koschmieder:
+/// 3.912 / visibility).
+const CLEAR_AIR_PER_METRE: f64 = 3.912 / 50_000.0;
+
+/// The defaults that scale with the terrain: the sky light's occlusion
+/// distance, 0.4 × the tile's longer side, and the fog's density, 0.4 over
+/// that side (so the tile's far side is seen through e⁻⁰·⁴ of it, as a
+/// 100-unit tile always was at 0.004). With a far field the land runs on
+/// to half its outer ring's side E, and the fog thins to 3/E there (e⁻³ at
+/// the land's edge); it is never thinner than clear air at `units` metres
+/// a world unit.
+fn distance_defaults(t: &TerrainSettings, units: f64) -> (f64, f64) {
+    let side = t.size[0].max(t.size[1]) as f64;
+    let mut fog = 0.4 / side;
+    if let Some(far) = t.far_field {
+        let edge = 0.5 * side * (1u64 << far.rings) as f64;
+        fog = fog.min(3.0 / edge);
+    }
+    (0.4 * side, fog.max(CLEAR_AIR_PER_METRE * units).min(10.0))
 }
 
 fn validate_terrain(f: &TerrainFile, dir: &Path) -> Check<TerrainSettings> {
