@@ -395,6 +395,23 @@ fn sample_radiance(
     );
     camera.rays_into(&points, &mut has_ray, &mut rays);
 
+    // With a transparent background, whether each camera ray meets a
+    // surface (the direct route below knows from its own hits).
+    let clear = |covered: &dyn Fn(usize) -> bool, values: Vec<Option<Vec3>>| {
+        let mut ray = 0;
+        values
+            .into_iter()
+            .zip(&has_ray)
+            .map(|(c, &has)| {
+                if !has {
+                    return None;
+                }
+                ray += 1;
+                c.filter(|_| !scene.image.transparent || covered(ray - 1))
+            })
+            .collect::<Vec<_>>()
+    };
+
     if let Gather::Path { bounces, sky_map } = gather {
         let cameras: Vec<(usize, sampler::SampleRng, Ray)> = list
             .iter()
@@ -413,11 +430,17 @@ fn sample_radiance(
             &mut radiance,
             shadows,
         );
-        return radiance
+        let values = radiance
             .into_iter()
             .zip(&has_ray)
             .map(|(c, &has)| has.then_some(c))
             .collect();
+        if !scene.image.transparent {
+            return values;
+        }
+        let hits = world.intersect_batch(&rays);
+        let covered = |k: usize| first_surface(scene, &rays[k], hits[k].as_ref()).is_some();
+        return clear(&covered, values);
     }
 
     let hits = world.intersect_batch(&rays);
@@ -455,7 +478,8 @@ fn sample_radiance(
         blocked
     };
     let mut ray_of_sample = rays.iter().zip(&hits);
-    list.iter()
+    let values = list
+        .iter()
         .zip(&has_ray)
         .map(|(&(x, y, s), &has_ray)| {
             if !has_ray {
@@ -473,7 +497,12 @@ fn sample_radiance(
                 shadows,
             ))
         })
-        .collect()
+        .collect();
+    if !scene.image.transparent {
+        return values;
+    }
+    let covered = |k: usize| first_surface(scene, &rays[k], hits[k].as_ref()).is_some();
+    clear(&covered, values)
 }
 
 /// Linear radiance arriving along the camera ray `ray`; `rays` counts the

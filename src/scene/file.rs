@@ -267,6 +267,12 @@ pub struct ImageFile {
     /// Default 0.
     #[serde(default)]
     pub noise_threshold: f64,
+    /// A transparent background (as Cycles' Film > Transparent): camera
+    /// rays that meet no surface (the sky, seen through any fog) leave their
+    /// pixel's share uncovered, so the alpha of a PNG or EXR is the land's
+    /// coverage. Default false: the sky is drawn and every pixel is opaque.
+    #[serde(default)]
+    pub transparent: bool,
 }
 
 fn default_width() -> u32 {
@@ -288,6 +294,7 @@ impl Default for ImageFile {
             exposure: 0.0,
             tonemap: Tonemap::default(),
             noise_threshold: 0.0,
+            transparent: false,
         }
     }
 }
@@ -988,7 +995,6 @@ fn default_wave_scale() -> f64 {
 fn default_ground_albedo() -> f64 {
     0.2
 }
-
 
 impl Default for FogFile {
     fn default() -> Self {

@@ -116,6 +116,8 @@ pub struct ImageSettings {
     pub tonemap: Tonemap,
     /// Relative standard error at which a pixel stops sampling (0: off).
     pub noise_threshold: f32,
+    /// Samples whose camera ray meets no surface are left uncovered.
+    pub transparent: bool,
 }
 
 /// Checked camera placement.

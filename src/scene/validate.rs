@@ -538,6 +538,7 @@ fn validate_image(f: &ImageFile) -> Check<ImageSettings> {
         exposure_scale: within("image.exposure", f.exposure, -20.0, 20.0)?.exp2() as f32,
         tonemap: f.tonemap,
         noise_threshold: within("image.noise_threshold", f.noise_threshold, 0.0, 1.0)? as f32,
+        transparent: f.transparent,
     })
 }
 

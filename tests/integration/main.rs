@@ -7,6 +7,7 @@ mod cli;
 mod diff;
 mod farm;
 mod fuzz_regressions;
+mod horizon;
 mod layering;
 mod light;
 mod preview;
