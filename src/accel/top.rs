@@ -208,11 +208,27 @@ impl TopLevel {
         // The terrain's levels (the tile, then its far-field rings, inner
         // to outer) one batch each, every ray limited by its best hit so far.
         let mut limits = t_max.to_vec();
-        let mut found = vec![None; rays.len()];
-        for (object, field) in self.terrains() {
+        let mut terrains = self.terrains();
+        if let Some((object, field)) = terrains.next() {
+            let mut found = vec![None; rays.len()];
             field.intersect_batch(rays, &limits, &mut found);
             for k in 0..rays.len() {
                 if let Some(hit) = found[k] {
+                    offer(ObjectHit { object, hit }, &mut limits[k], &mut hits[k]);
+                }
+            }
+        }
+        // Far-field rings: only the rays that may still reach each.
+        for (object, field) in terrains {
+            let open: Vec<usize> = (0..rays.len())
+                .filter(|&k| field.may_reach(&rays[k], limits[k]))
+                .collect();
+            let sub: Vec<Ray> = open.iter().map(|&k| rays[k]).collect();
+            let sub_limits: Vec<f32> = open.iter().map(|&k| limits[k]).collect();
+            let mut found = vec![None; open.len()];
+            field.intersect_batch(&sub, &sub_limits, &mut found);
+            for (&k, found) in open.iter().zip(found) {
+                if let Some(hit) = found {
                     offer(ObjectHit { object, hit }, &mut limits[k], &mut hits[k]);
                 }
             }
@@ -321,9 +337,11 @@ impl TopLevel {
         }
         // Far-field rings: the rays still open, one batch a ring.
         for (_, field) in terrains {
-            let open: Vec<usize> = (0..rays.len()).filter(|&k| !blocked[k]).collect();
+            let open: Vec<usize> = (0..rays.len())
+                .filter(|&k| !blocked[k] && field.may_reach(&rays[k], t_max[k]))
+                .collect();
             if open.is_empty() {
-                break;
+                continue;
             }
             let sub: Vec<Ray> = open.iter().map(|&k| rays[k]).collect();
             let limits: Vec<f32> = open.iter().map(|&k| t_max[k]).collect();

@@ -784,11 +784,13 @@ mod tests {
     /// of a tile's paths together); every sample must still get exactly
     /// what tracing it alone gives: terrain, listed, analytic and
     /// instanced rocks, soft sun and sky light, water, rays outside a
-    /// fisheye, and paths.
+    /// fisheye, far-field rings, and paths.
     #[test]
     fn tiles_match_tracing_each_sample_alone() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         for (name, path) in [
+            ("scenes/horizon-360.json", false),
+            ("scenes/horizon-360.json", true),
             ("scenes/alpine-lake.json", false),
             ("scenes/boulder-field.json", false),
             ("scenes/cobble-rocks.json", false),

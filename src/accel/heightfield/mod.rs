@@ -94,6 +94,9 @@ pub struct HeightField {
     /// Where the camera's rays may first meet the terrain, if an eye was
     /// set ([`HeightField::set_eye`]).
     sight: Option<sight::Sight>,
+    /// The x and z corners of the hole ([`HeightField::with_hole`]), if
+    /// any: a ray from inside it starts its walk where it leaves it.
+    hole: Option<[[f32; 2]; 2]>,
 }
 
 /// What a batch wants to know of each ray.
@@ -255,7 +258,9 @@ impl HeightField {
         for i in r0 + 1..r1 {
             data[i * w + c0 + 1..i * w + c1].fill(deep);
         }
-        HeightField::assemble(grid, None, usize::MAX, Some(hole))
+        let mut field = HeightField::assemble(grid, None, usize::MAX, Some(hole));
+        field.hole = Some([[field.xs[c0], field.zs[r0]], [field.xs[c1], field.zs[r1]]]);
+        field
     }
 
     fn assemble(
@@ -368,6 +373,7 @@ impl HeightField {
             bounds,
             light: None,
             sight: None,
+            hole: None,
         };
         let from = field.finest_level_paying(rays);
         let (peaks, light) = rayon::join(
@@ -453,6 +459,16 @@ impl HeightField {
             + i * self.level_cols[k]
             + j;
         Some(light.values[index])
+    }
+
+    /// Whether `ray` may meet the field within `t_max`: it enters the
+    /// field's box, and, from inside a hole, leaves the hole in time. A
+    /// cheap filter for batches over a far field's rings, most of whose
+    /// rays stop on a finer level first.
+    #[inline]
+    pub fn may_reach(&self, ray: &Ray, t_max: f32) -> bool {
+        self.bounds.interval(ray, t_max).is_some()
+            && (self.hole.is_none() || self.hole_hint(ray).t < t_max)
     }
 
     /// Bounds of the whole field.
@@ -594,6 +610,19 @@ impl HeightField {
         assert_eq!(rays.len(), t_max.len(), "one t_max per ray");
         #[cfg(target_arch = "x86_64")]
         if let Some(isa) = self.lanes_isa() {
+            // A ray that stays in a hole within its limit walks nothing, as
+            // alone ([`HeightField::start`]): its limit goes to 0.
+            let limits: Vec<f32>;
+            let t_max = if self.hole.is_some() {
+                limits = rays
+                    .iter()
+                    .zip(t_max)
+                    .map(|(ray, &t)| if self.may_reach(ray, t) { t } else { 0.0 })
+                    .collect();
+                &limits[..]
+            } else {
+                t_max
+            };
             // SAFETY: the CPU runs `isa` and the field's indices fit in i32.
             #[allow(unsafe_code)]
             unsafe {
@@ -701,7 +730,10 @@ impl HeightField {
     /// the field's box within `t_max`.
     #[inline(always)]
     fn start(&self, ray: &Ray, t_max: f32) -> Option<Start> {
-        self.start_from(ray, t_max, Hint::default())
+        if !self.may_reach(ray, t_max) {
+            return None;
+        }
+        self.start_from(ray, t_max, self.hole_hint(ray))
     }
 
     /// [`HeightField::start`], later along the ray where `hint` says no
