@@ -245,6 +245,11 @@ pub struct TerrainArgs {
     /// rendered triangles and diagonal).
     #[arg(long)]
     pub obj: Option<PathBuf>,
+    /// Write the heights as a GeoTIFF DEM: float32 metres (world units ×
+    /// `units`), LZW, north row first, with the sample spacing as its
+    /// pixel scale (a projected model, no CRS).
+    #[arg(long)]
+    pub geotiff: Option<PathBuf>,
     /// Write the scene's tessellated rocks (listed and scattered, placed,
     /// world units, unit normals) as one Wavefront OBJ; analytic rocks have
     /// no triangles and are left out.

@@ -194,9 +194,13 @@ pub fn diff(args: DiffArgs) -> Result<ExitCode> {
 }
 
 pub fn terrain(args: TerrainArgs) -> Result<ExitCode> {
-    if args.heightmap.is_none() && args.obj.is_none() && args.rocks_obj.is_none() {
+    if args.heightmap.is_none()
+        && args.obj.is_none()
+        && args.rocks_obj.is_none()
+        && args.geotiff.is_none()
+    {
         return Err(Error::Usage(
-            "scree terrain: give --heightmap FILE.png, --obj FILE.obj and/or --rocks-obj FILE.obj"
+            "scree terrain: give --heightmap FILE.png, --geotiff FILE.tif, --obj FILE.obj and/or --rocks-obj FILE.obj"
                 .into(),
         ));
     }
@@ -211,7 +215,10 @@ pub fn terrain(args: TerrainArgs) -> Result<ExitCode> {
     if let Some(h) = &args.heightmap {
         output::check_writable(h)?;
     }
-    for o in [&args.obj, &args.rocks_obj].into_iter().flatten() {
+    for o in [&args.obj, &args.rocks_obj, &args.geotiff]
+        .into_iter()
+        .flatten()
+    {
         output::check_folder(o)?;
     }
     let start = Instant::now();
@@ -227,6 +234,11 @@ pub fn terrain(args: TerrainArgs) -> Result<ExitCode> {
     }
     if let Some(o) = &args.obj {
         output::write_bytes(scree::terrain::export::obj(grid).as_bytes(), o)?;
+    }
+    if let Some(t) = &args.geotiff {
+        let bytes = scree::terrain::geotiff::encode(grid, scene.units)
+            .map_err(scree::error::Error::Usage)?;
+        output::write_bytes(&bytes, t)?;
     }
     if !args.quiet {
         say!(

@@ -236,6 +236,14 @@ pub fn run(job: &RenderJob, progress: &ProgressBar, cancel: &AtomicBool) -> Resu
     };
     let world = World::build_with(&scene, options);
     let mut warnings = Vec::new();
+    if let crate::terrain::Generator::Heightmap(m) = &scene.terrain.generator {
+        if let Some(dem) = m.dem.as_ref().filter(|d| d.filled > 0) {
+            warnings.push(format!(
+                "the DEM ({}) had {} nodata cells, filled from their valid neighbours",
+                dem.format, dem.filled
+            ));
+        }
+    }
     if cancel.load(Ordering::SeqCst) {
         return Err(Error::Interrupted);
     }

@@ -414,20 +414,22 @@ impl Default for ProjectionFile {
 }
 
 /// `terrain`.
-#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TerrainFile {
-    /// Extent [x, z] in world units, centred on the origin. Default [100, 100].
-    #[serde(default = "default_terrain_size")]
-    pub size: [f64; 2],
+    /// Extent [x, z] in world units, centred on the origin. Default [100,
+    /// 100], or a georeferenced GeoTIFF's own extent (in `units`).
+    #[serde(default)]
+    pub size: Option<[f64; 2]>,
     /// Grid samples [columns along x, rows along z], each 2..=16385.
     /// Default [513, 513], or the image's size for an imported heightmap.
     #[serde(default)]
     pub resolution: Option<[u32; 2]>,
     /// Height of the highest sample above the lowest, world units, >= 0.
-    /// Default 20.
-    #[serde(default = "default_terrain_height")]
-    pub height: f64,
+    /// Default 20; for a GeoTIFF DEM its highest height (in `units`), so
+    /// that its metres are kept.
+    #[serde(default)]
+    pub height: Option<f64>,
     /// Heightmap generator. Default fault lines.
     #[serde(default)]
     pub generator: GeneratorFile,
@@ -478,31 +480,13 @@ fn default_rings() -> u32 {
     6
 }
 
-fn default_terrain_size() -> [f64; 2] {
-    [100.0, 100.0]
-}
+/// The terrain's extent when a scene gives none (and no DEM decides).
+pub const DEFAULT_TERRAIN_SIZE: [f64; 2] = [100.0, 100.0];
 /// Grid samples when a scene gives none (and no heightmap decides).
 pub const DEFAULT_RESOLUTION: [u32; 2] = [513, 513];
-fn default_terrain_height() -> f64 {
-    20.0
-}
+/// The terrain's relief when a scene gives none (and no DEM decides).
+pub const DEFAULT_TERRAIN_HEIGHT: f64 = 20.0;
 
-impl Default for TerrainFile {
-    fn default() -> Self {
-        TerrainFile {
-            size: default_terrain_size(),
-            resolution: None,
-            height: default_terrain_height(),
-            generator: GeneratorFile::default(),
-            material: MaterialFile::default(),
-            normals: NormalsFile::default(),
-            normalize: None,
-            post: Vec::new(),
-            far_field: None,
-            planet_radius: None,
-        }
-    }
-}
 
 /// Normal interpolation over the terrain mesh.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]

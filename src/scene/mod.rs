@@ -58,6 +58,8 @@ pub struct Scene {
     pub image: ImageSettings,
     /// Seed of every random choice.
     pub seed: u64,
+    /// Metres per world unit.
+    pub units: f64,
     /// Motion, if the scene is a sequence.
     pub animation: Option<crate::animation::Animation>,
     /// Instances of meshes placed over the terrain.

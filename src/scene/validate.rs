@@ -6,8 +6,8 @@ use std::path::Path;
 
 use glam::Vec3;
 
-use super::file::DEFAULT_RESOLUTION;
 use super::file::*;
+use super::file::{DEFAULT_RESOLUTION, DEFAULT_TERRAIN_HEIGHT, DEFAULT_TERRAIN_SIZE};
 use super::locate::{locate, locate_string, parse_path};
 use super::{
     CameraSettings, ImageSettings, Integrator, RockMaterial, RockSpec, ScatterSpec, Scene,
@@ -411,7 +411,12 @@ fn color(path: &str, v: [f64; 3], max: f64) -> Check<Vec3> {
 pub fn validate(raw: &SceneFile, dir: &Path) -> Check<Scene> {
     let image = validate_image(&raw.image)?;
     let camera = validate_camera(&raw.camera)?;
-    let terrain = validate_terrain(&raw.terrain, dir)?;
+    let units = raw
+        .units
+        .map(|u| above("units", u, 0.0, 1e9))
+        .transpose()?
+        .unwrap_or(1.0);
+    let terrain = validate_terrain(&raw.terrain, dir, units)?;
     let mut textures = TextureCache::new(dir);
     let rocks = raw
         .rocks
@@ -425,11 +430,6 @@ pub fn validate(raw: &SceneFile, dir: &Path) -> Check<Scene> {
         .map(|s| validate_scatter(s, &terrain, &mut textures))
         .transpose()?;
     let (sun, sky) = validate_sun_and_sky(&raw.sun, &raw.sky)?;
-    let units = raw
-        .units
-        .map(|u| above("units", u, 0.0, 1e9))
-        .transpose()?
-        .unwrap_or(1.0);
     let (sky_distance, fog_density) = distance_defaults(&terrain, units);
     let sky_light = SkyLight {
         samples: count("sky_light.samples", raw.sky_light.samples, 0, 256)?,
@@ -470,6 +470,7 @@ pub fn validate(raw: &SceneFile, dir: &Path) -> Check<Scene> {
     Ok(Scene {
         image,
         seed: raw.seed,
+        units,
         animation,
         populations,
         raw_sun: raw.sun.clone(),
@@ -637,12 +638,7 @@ fn distance_defaults(t: &TerrainSettings, units: f64) -> (f64, f64) {
     (0.4 * side, fog.max(CLEAR_AIR_PER_METRE * units).min(10.0))
 }
 
-fn validate_terrain(f: &TerrainFile, dir: &Path) -> Check<TerrainSettings> {
-    let size = [
-        above("terrain.size[0]", f.size[0], 0.0, 1e7)? as f32,
-        above("terrain.size[1]", f.size[1], 0.0, 1e7)? as f32,
-    ];
-    let height = within("terrain.height", f.height, 0.0, 1e6)?;
+fn validate_terrain(f: &TerrainFile, dir: &Path, units: f64) -> Check<TerrainSettings> {
     let g = "terrain.generator";
     let (generator, native) = match &f.generator {
         GeneratorFile::FaultLine(p) => (Generator::FaultLine(validate_fault_line(p)?), None),
@@ -655,16 +651,39 @@ fn validate_terrain(f: &TerrainFile, dir: &Path) -> Check<TerrainSettings> {
             if p.path.is_empty() {
                 return Err(Invalid::new(
                     format!("{g}.path"),
-                    "must name a grayscale PNG",
+                    "must name a grayscale PNG or a GeoTIFF DEM",
                 ));
             }
             let full = dir.join(&p.path);
-            let map = crate::terrain::import::load(&full)
-                .map_err(|e| Invalid::new(format!("{g}.path"), e))?;
+            let map = if crate::terrain::geotiff::is_geotiff(&full) {
+                crate::terrain::geotiff::load(&full)
+            } else {
+                crate::terrain::import::load(&full)
+            }
+            .map_err(|e| Invalid::new(format!("{g}.path"), e))?;
             let native = [map.width as u32, map.height as u32];
             (Generator::Heightmap(Arc::new(map)), Some(native))
         }
     };
+    // A DEM's metres become world units: its extent (where georeferenced)
+    // and its heights, unless the scene says otherwise.
+    let dem = match &generator {
+        Generator::Heightmap(m) => m.dem.as_ref(),
+        _ => None,
+    };
+    let size = f
+        .size
+        .or_else(|| dem.and_then(|d| d.size).map(|s| s.map(|v| v / units)))
+        .unwrap_or(DEFAULT_TERRAIN_SIZE);
+    let size = [
+        above("terrain.size[0]", size[0], 0.0, 1e7)? as f32,
+        above("terrain.size[1]", size[1], 0.0, 1e7)? as f32,
+    ];
+    let height = f
+        .height
+        .or_else(|| dem.map(|d| d.top.abs() / units))
+        .unwrap_or(DEFAULT_TERRAIN_HEIGHT);
+    let height = within("terrain.height", height, 0.0, 1e6)?;
     let res = f.resolution.or(native).unwrap_or(DEFAULT_RESOLUTION);
     let resolution = [
         count("terrain.resolution[0]", res[0], 2, MAX_TERRAIN_SIDE)? as usize,

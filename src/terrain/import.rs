@@ -26,7 +26,8 @@ use super::Heightmap;
 #[derive(Debug, Clone, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HeightmapFile {
-    /// Grayscale PNG, relative to the scene file's folder. Required.
+    /// Grayscale PNG or GeoTIFF DEM (`.tif`, `.tiff`), relative to the
+    /// scene file's folder. Required.
     pub path: String,
 }
 
@@ -39,10 +40,27 @@ pub struct Imported {
     pub width: usize,
     /// Rows.
     pub height: usize,
-    /// The raw samples, row-major, row 0 south.
+    /// The raw samples, row-major, row 0 south (empty for a DEM).
     samples: Vec<u16>,
-    /// The raw value of 1.0.
+    /// A DEM's heights in metres, row-major, row 0 south (else empty).
+    metres: Vec<f32>,
+    /// The raw value of 1.0 (a DEM's highest height).
     pub full_scale: f64,
+    /// What a GeoTIFF DEM said of itself, for one.
+    pub dem: Option<Dem>,
+}
+
+/// A GeoTIFF elevation model's particulars ([`super::geotiff`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dem {
+    /// Sample type and compression, e.g. "int16, LZW".
+    pub format: String,
+    /// Nodata cells filled from their neighbours.
+    pub filled: usize,
+    /// Extent [x, z] in metres from the georeference, if it gives one.
+    pub size: Option<[f64; 2]>,
+    /// The highest height, metres.
+    pub top: f64,
 }
 
 impl Imported {
@@ -54,7 +72,30 @@ impl Imported {
             width,
             height,
             samples,
+            metres: Vec::new(),
             full_scale,
+            dem: None,
+        }
+    }
+
+    /// A DEM of `width` × `height` heights in metres (row-major, row 0
+    /// south): values in metres over its highest height (1 at the top,
+    /// as a PNG's white), so that a terrain height equal to that top
+    /// gives the metres themselves.
+    pub fn dem(width: usize, height: usize, metres: Vec<f32>, dem: Dem) -> Imported {
+        assert_eq!(metres.len(), width * height, "one height per grid point");
+        let full_scale = if dem.top.abs() > 0.0 {
+            dem.top.abs()
+        } else {
+            1.0
+        };
+        Imported {
+            width,
+            height,
+            samples: Vec::new(),
+            metres,
+            full_scale,
+            dem: Some(dem),
         }
     }
 
@@ -72,7 +113,17 @@ impl Imported {
     /// Sample (row `i`, column `j`) in [0, 1].
     #[inline]
     pub fn value(&self, i: usize, j: usize) -> f64 {
-        self.sample(i, j) as f64 / self.full_scale
+        self.raw(i * self.width + j) / self.full_scale
+    }
+
+    /// Raw sample `k` (row-major): the PNG's value or the DEM's metres.
+    #[inline]
+    fn raw(&self, k: usize) -> f64 {
+        if self.dem.is_some() {
+            self.metres[k] as f64
+        } else {
+            self.samples[k] as f64
+        }
     }
 }
 
@@ -80,7 +131,7 @@ impl Imported {
 /// largest terrain (16385² samples) in 16-bit gray with alpha, and a
 /// clear error instead of an allocation failure for a header that
 /// declares absurd dimensions.
-const MAX_DECODED_BYTES: usize = 2 << 30;
+pub(super) const MAX_DECODED_BYTES: usize = 2 << 30;
 
 /// Reads a grayscale PNG; colour images are refused (a heightmap has one channel).
 pub fn load(path: &Path) -> Result<Imported, String> {
@@ -187,8 +238,8 @@ pub fn resample_with<T: Send + Copy + Default>(
     let mut out = vec![T::default(); w * h];
     if (w, h) == (src.width, src.height) {
         out.par_iter_mut()
-            .zip(src.samples.par_iter())
-            .for_each(|(out, &v)| *out = f(v as f64 / src.full_scale));
+            .enumerate()
+            .for_each(|(k, out)| *out = f(src.raw(k) / src.full_scale));
         return out;
     }
     out.par_chunks_mut(w).enumerate().for_each(|(i, row)| {

@@ -7,6 +7,7 @@ pub mod diamond_square;
 pub mod export;
 pub mod far_field;
 pub mod fault_line;
+pub mod geotiff;
 pub mod heightmap;
 pub mod hills;
 pub mod import;

@@ -310,3 +310,44 @@ fn bad_integrators_and_thresholds_name_the_field() {
     let threshold = format!("{{ {CAMERA}, \"image\": {{ \"noise_threshold\": 2 }} }}");
     rejects(&threshold, &["image.noise_threshold", "got 2"]);
 }
+
+#[test]
+fn far_field_and_dem_mistakes_are_named() {
+    rejects(
+        &format!(
+            "{{ {CAMERA}, \"terrain\": {{ \"resolution\": [97, 97], \"far_field\": {{ \"rings\": 3, \"resolution\": 130 }} }} }}"
+        ),
+        &["terrain.far_field.resolution", "does not fit a 97×97 tile"],
+    );
+    rejects(
+        &format!("{{ {CAMERA}, \"terrain\": {{ \"far_field\": {{ \"rings\": 13 }} }} }}"),
+        &["terrain.far_field.rings", "between 1 and 12"],
+    );
+    rejects(
+        &format!("{{ {CAMERA}, \"terrain\": {{ \"planet_radius\": -5 }} }}"),
+        &["terrain.planet_radius"],
+    );
+    // A .tif that is no TIFF; the scene names it through its path.
+    let text = format!(
+        "{{ {CAMERA}, \"terrain\": {{ \"generator\": {{ \"type\": \"heightmap\", \"path\": \"bad.json\" }} }} }}"
+    );
+    rejects(&text, &["terrain.generator.path"]);
+    let (dir, scene) = scene_dir(
+        "bad.json",
+        &format!(
+            "{{ {CAMERA}, \"terrain\": {{ \"generator\": {{ \"type\": \"heightmap\", \"path\": \"dem.tif\" }} }} }}"
+        ),
+    );
+    std::fs::write(dir.path().join("dem.tif"), b"II*\0 not really").unwrap();
+    let out = run_in(
+        dir.path(),
+        &["render", scene.to_str().unwrap(), "-o", "out.png"],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("terrain.generator.path") && stderr.contains("dem.tif"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+}

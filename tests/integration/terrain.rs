@@ -202,3 +202,56 @@ fn bad_terrain_parameters_name_the_field() {
     let none = run_in(dir.path(), &["terrain"]);
     assert_eq!(none.status.code(), Some(2), "an output is required");
 }
+
+/// A scene's terrain exported as a GeoTIFF DEM and read back as one takes
+/// its size from the georeference and its heights in metres: the same
+/// grid, to f32 rounding.
+#[test]
+fn geotiff_export_import_round_trip_keeps_size_and_heights() {
+    let (dir, scene) = scene_dir(
+        "a.json",
+        &terrain_scene(
+            r#"{ "size": [60, 40], "resolution": [61, 41], "height": 12, "generator": { "type": "hills" } }"#,
+        ),
+    );
+    run_ok(
+        dir.path(),
+        &[
+            "terrain",
+            scene.to_str().unwrap(),
+            "--geotiff",
+            "a.tif",
+            "--obj",
+            "a.obj",
+            "-q",
+        ],
+    );
+    std::fs::write(
+        dir.path().join("b.json"),
+        terrain_scene(r#"{ "generator": { "type": "heightmap", "path": "a.tif" } }"#),
+    )
+    .unwrap();
+    run_ok(dir.path(), &["terrain", "b.json", "--obj", "b.obj", "-q"]);
+    let a = std::fs::read_to_string(dir.path().join("a.obj")).unwrap();
+    let b = std::fs::read_to_string(dir.path().join("b.obj")).unwrap();
+    let vertices = |s: &str| -> Vec<[f64; 3]> {
+        s.lines()
+            .filter(|l| l.starts_with("v "))
+            .map(|l| {
+                let v: Vec<f64> = l[2..]
+                    .split_whitespace()
+                    .map(|x| x.parse().unwrap())
+                    .collect();
+                [v[0], v[1], v[2]]
+            })
+            .collect()
+    };
+    let (va, vb) = (vertices(&a), vertices(&b));
+    assert_eq!(va.len(), 61 * 41);
+    assert_eq!(va.len(), vb.len());
+    for (p, q) in va.iter().zip(&vb) {
+        for k in 0..3 {
+            assert!((p[k] - q[k]).abs() < 1e-4, "{p:?} vs {q:?}");
+        }
+    }
+}
