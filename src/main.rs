@@ -146,8 +146,20 @@ fn check(path: PathBuf) -> Result<ExitCode> {
     } else {
         String::new()
     };
+    // The far field: rings of how many samples, out to what extent.
+    let far = s.terrain.far_field.map_or(String::new(), |f| {
+        let reach = (1u64 << f.rings) as f32;
+        format!(
+            " with {} far-field rings of {}×{} to {}×{}",
+            f.rings,
+            f.cells[0] + 1,
+            f.cells[1] + 1,
+            s.terrain.size[0] * reach,
+            s.terrain.size[1] * reach
+        )
+    });
     say!(
-        "{}: ok ({}×{} image, {} spp{adaptive}, {light}, {}×{} terrain, {} projection, about {:.0} MiB)",
+        "{}: ok ({}×{} image, {} spp{adaptive}, {light}, {}×{} terrain{far}, {} projection, about {:.0} MiB)",
         path.display(),
         s.image.width,
         s.image.height,

@@ -487,7 +487,6 @@ pub const DEFAULT_RESOLUTION: [u32; 2] = [513, 513];
 /// The terrain's relief when a scene gives none (and no DEM decides).
 pub const DEFAULT_TERRAIN_HEIGHT: f64 = 20.0;
 
-
 /// Normal interpolation over the terrain mesh.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]

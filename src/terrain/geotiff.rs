@@ -64,9 +64,11 @@ fn decode_from<R: std::io::Read + std::io::Seek>(
         1 => "uncompressed",
         5 => "LZW",
         8 | 32946 => "Deflate",
-        other => return Err(format!(
+        other => {
+            return Err(format!(
             "{name} uses TIFF compression {other}; scree reads uncompressed, LZW and Deflate DEMs"
-        )),
+        ))
+        }
     };
     let nodata: Option<f64> = match dec.get_tag_ascii_string(Tag::Unknown(GDAL_NODATA)) {
         Ok(text) => {
