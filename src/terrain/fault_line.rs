@@ -123,63 +123,15 @@ fn draw(p: &FaultLine, s: f64, seed: u64, i: u32) -> (f64, f64, f64, f64) {
     (a, b, c, if flip { -d } else { d })
 }
 
-/// One fault: the line a·x + b·z + c = 0 and its displacement.
-struct Fault {
-    a: f64,
-    b: f64,
-    c: f64,
-    d: f64,
-}
-
-/// Generates raw fault-line heights (not normalised), row-major, `w` × `h`.
+/// Generates raw fault-line heights (not normalised), row-major, `w` × `h`:
+/// the fault sum at the samples ([`extended`] over the tile's own
+/// coordinates), then the smoothing passes.
 pub fn generate(p: &FaultLine, w: usize, h: usize, seed: u64) -> Vec<f64> {
-    let s = (w + h) as f64 / 2.0;
-    let faults: Vec<Fault> = (0..p.iterations)
-        .map(|i| {
-            let (a, b, c, d) = draw(p, s, seed, i);
-            Fault { a, b, c, d }
-        })
-        .collect();
     let cx = (w as f64 - 1.0) / 2.0;
     let cz = (h as f64 - 1.0) / 2.0;
-    let mut data = vec![0.0; w * h];
-    data.par_chunks_mut(w).enumerate().for_each(|(i, row)| {
-        let z = i as f64 - cz;
-        // diff[j] accumulates the change that starts at column j.
-        let mut diff = vec![0.0f64; w + 1];
-        for f in &faults {
-            let side = |j: usize| f.a * (j as f64 - cx) + f.b * z + f.c;
-            // Runs of negative, zero and positive samples, in column order.
-            let (first, last) = if f.a >= 0.0 { (-f.d, f.d) } else { (f.d, -f.d) };
-            let is_first = |j: usize| {
-                let v = side(j);
-                if f.a >= 0.0 {
-                    v < 0.0
-                } else {
-                    v > 0.0
-                }
-            };
-            let is_not_last = |j: usize| {
-                let v = side(j);
-                if f.a >= 0.0 {
-                    v <= 0.0
-                } else {
-                    v >= 0.0
-                }
-            };
-            let p = partition(w, is_first);
-            let q = partition(w, is_not_last);
-            diff[0] += first;
-            diff[p] -= first;
-            diff[q] += last;
-            diff[w] -= last;
-        }
-        let mut acc = 0.0;
-        for (j, out) in row.iter_mut().enumerate() {
-            acc += diff[j];
-            *out = acc;
-        }
-    });
+    let xs: Vec<f64> = (0..w).map(|j| j as f64 - cx).collect();
+    let zs: Vec<f64> = (0..h).map(|i| i as f64 - cz).collect();
+    let mut data = extended(p, w, h, seed, &xs, &zs);
     for _ in 0..p.smoothing {
         data = box_smooth(&data, w, h);
     }
@@ -249,17 +201,37 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_extension_agrees_with_the_tile_on_its_samples() {
+    fn the_extension_is_the_fault_sum_across_the_plane() {
+        // Off the tile, at fractional and far coordinates, the run-based
+        // sum is the definition: +d on each fault's positive side, −d on
+        // its negative side.
         let p = FaultLine {
             iterations: 300,
-            smoothing: 0,
             ..FaultLine::default()
         };
         let (w, h) = (37, 23);
-        let tile = generate(&p, w, h, 5);
-        let xs: Vec<f64> = (0..w).map(|j| j as f64 - 18.0).collect();
-        let zs: Vec<f64> = (0..h).map(|i| i as f64 - 11.0).collect();
-        assert_eq!(extended(&p, w, h, 5, &xs, &zs), tile);
+        let xs = [-400.25, -19.5, 0.0, 3.75, 18.0, 250.5];
+        let zs = [-300.0, -11.5, 7.25, 90.0];
+        let got = extended(&p, w, h, 5, &xs, &zs);
+        let s = (w + h) as f64 / 2.0;
+        for (r, &z) in zs.iter().enumerate() {
+            for (c, &x) in xs.iter().enumerate() {
+                let want: f64 = (0..p.iterations)
+                    .map(|i| {
+                        let (a, b, cc, d) = draw(&p, s, 5, i);
+                        let v = a * x + b * z + cc;
+                        if v > 0.0 {
+                            d
+                        } else if v < 0.0 {
+                            -d
+                        } else {
+                            0.0
+                        }
+                    })
+                    .sum();
+                assert!((got[r * xs.len() + c] - want).abs() < 1e-9, "({x}, {z})");
+            }
+        }
     }
 
     /// The definition, sample by sample: the reference for the run-based code.
