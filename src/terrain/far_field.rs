@@ -146,7 +146,7 @@ pub fn rings(
     planet_radius: Option<f64>,
     seed: u64,
 ) -> Vec<Ring> {
-    let source = Source::new(r, trace, tile, seed);
+    let source = Source::new(r, trace, &*tile, seed);
     let mut rings: Vec<Ring> = (1..=far.rings)
         .into_par_iter()
         .map(|k| source.ring(r, trace, far.cells, k))
@@ -175,6 +175,15 @@ pub fn rings(
 /// surface below its tangent plane, to second order (the sphere's fall is
 /// larger by a relative d²/4R²: 0.006 % at 100 km on Earth).
 pub fn curve(grid: &mut TerrainGrid, radius: f64) {
+    map_samples(grid, |x, z, v| {
+        let d2 = x as f64 * x as f64 + z as f64 * z as f64;
+        (v as f64 - drop(d2.sqrt(), radius)) as f32
+    });
+}
+
+/// Replaces each sample of `grid` by `f(x, z, height)`, (x, z) its world
+/// position as [`TerrainGrid::position`] gives it; rows in parallel.
+fn map_samples(grid: &mut TerrainGrid, f: impl Fn(f32, f32, f32) -> f32 + Sync) {
     let (w, h) = (grid.heights.width, grid.heights.height);
     let size = grid.size;
     grid.heights
@@ -185,8 +194,7 @@ pub fn curve(grid: &mut TerrainGrid, radius: f64) {
             let z = (i as f32 / (h - 1) as f32 - 0.5) * size[1];
             for (j, v) in row.iter_mut().enumerate() {
                 let x = (j as f32 / (w - 1) as f32 - 0.5) * size[0];
-                let d2 = x as f64 * x as f64 + z as f64 * z as f64;
-                *v = (*v as f64 - drop(d2.sqrt(), radius)) as f32;
+                *v = f(x, z, *v);
             }
         });
 }
@@ -201,33 +209,26 @@ pub fn drop(d: f64, radius: f64) -> f64 {
 /// cells of `coarse` from its edge onto `coarse`'s triangles, and blends
 /// the next [`BLEND`] cells' worth back to their own heights.
 fn stitch(fine: &mut TerrainGrid, coarse: &TerrainGrid) {
-    let (w, h) = (fine.heights.width, fine.heights.height);
     let size = fine.size;
     let cell = [
         coarse.size[0] / (coarse.heights.width - 1) as f32,
         coarse.size[1] / (coarse.heights.height - 1) as f32,
     ];
-    fine.heights
-        .data_mut()
-        .par_chunks_mut(w)
-        .enumerate()
-        .for_each(|(i, row)| {
-            let z = (i as f32 / (h - 1) as f32 - 0.5) * size[1];
-            let in_z = (0.5 * size[1] - z.abs()) / cell[1];
-            for (j, v) in row.iter_mut().enumerate() {
-                let x = (j as f32 / (w - 1) as f32 - 0.5) * size[0];
-                // How far in from the edge, in the coarse ring's cells.
-                let t = in_z.min((0.5 * size[0] - x.abs()) / cell[0]);
-                let band = OVERLAP as f32;
-                if t <= band + 1e-3 {
-                    *v = coarse.height_at(x, z);
-                } else if t < band + BLEND as f32 {
-                    let s = (t - band) / BLEND as f32;
-                    let s = s * s * (3.0 - 2.0 * s);
-                    *v = coarse.height_at(x, z) + s * (*v - coarse.height_at(x, z));
-                }
-            }
-        });
+    let band = OVERLAP as f32;
+    map_samples(fine, |x, z, v| {
+        // How far in from the edge, in the coarse ring's cells.
+        let t = ((0.5 * size[1] - z.abs()) / cell[1]).min((0.5 * size[0] - x.abs()) / cell[0]);
+        if t <= band + 1e-3 {
+            coarse.height_at(x, z)
+        } else if t < band + BLEND as f32 {
+            let s = (t - band) / BLEND as f32;
+            let s = s * s * (3.0 - 2.0 * s);
+            let on = coarse.height_at(x, z);
+            on + s * (v - on)
+        } else {
+            v
+        }
+    });
 }
 
 /// Where far heights come from.
@@ -237,7 +238,7 @@ struct Source<'a> {
     resolution: [usize; 2],
     size: [f64; 2],
     /// The tile's final heights (for tiling and edge extension).
-    tile: TerrainGrid,
+    tile: &'a TerrainGrid,
     /// Added noise's amplitude (0: none), and the tile's mean.
     detail: f64,
     mean: f64,
@@ -247,7 +248,7 @@ struct Source<'a> {
 }
 
 impl<'a> Source<'a> {
-    fn new(r: &'a Recipe, trace: &Trace, tile: &TerrainGrid, seed: u64) -> Source<'a> {
+    fn new(r: &'a Recipe, trace: &Trace, tile: &'a TerrainGrid, seed: u64) -> Source<'a> {
         let data = tile.heights.data();
         let n = data.len() as f64;
         let mean = data.iter().map(|&v| v as f64).sum::<f64>() / n;
@@ -260,7 +261,7 @@ impl<'a> Source<'a> {
             generator: &r.generator,
             resolution: r.resolution,
             size: r.size,
-            tile: tile.clone(),
+            tile,
             detail,
             mean,
             island: trace.island_from,
