@@ -208,27 +208,11 @@ impl TopLevel {
         // The terrain's levels (the tile, then its far-field rings, inner
         // to outer) one batch each, every ray limited by its best hit so far.
         let mut limits = t_max.to_vec();
-        let mut terrains = self.terrains();
-        if let Some((object, field)) = terrains.next() {
-            let mut found = vec![None; rays.len()];
+        let mut found = vec![None; rays.len()];
+        for (object, field) in self.terrains() {
             field.intersect_batch(rays, &limits, &mut found);
             for k in 0..rays.len() {
                 if let Some(hit) = found[k] {
-                    offer(ObjectHit { object, hit }, &mut limits[k], &mut hits[k]);
-                }
-            }
-        }
-        // Far-field rings: only the rays that may still reach each.
-        for (object, field) in terrains {
-            let open: Vec<usize> = (0..rays.len())
-                .filter(|&k| field.may_reach(&rays[k], limits[k]))
-                .collect();
-            let sub: Vec<Ray> = open.iter().map(|&k| rays[k]).collect();
-            let sub_limits: Vec<f32> = open.iter().map(|&k| limits[k]).collect();
-            let mut found = vec![None; open.len()];
-            field.intersect_batch(&sub, &sub_limits, &mut found);
-            for (&k, found) in open.iter().zip(found) {
-                if let Some(hit) = found {
                     offer(ObjectHit { object, hit }, &mut limits[k], &mut hits[k]);
                 }
             }
@@ -331,24 +315,18 @@ impl TopLevel {
     /// tree as octets made `boulder-field` 4–7% slower.)
     pub fn occluded_batch(&self, rays: &[Ray], t_max: &[f32], blocked: &mut [bool]) {
         blocked.fill(false);
-        let mut terrains = self.terrains();
-        if let Some((_, field)) = terrains.next() {
-            field.occluded_batch(rays, t_max, blocked);
-        }
-        // Far-field rings: the rays still open, one batch a ring.
-        for (_, field) in terrains {
-            let open: Vec<usize> = (0..rays.len())
-                .filter(|&k| !blocked[k] && field.may_reach(&rays[k], t_max[k]))
-                .collect();
-            if open.is_empty() {
-                continue;
-            }
-            let sub: Vec<Ray> = open.iter().map(|&k| rays[k]).collect();
-            let limits: Vec<f32> = open.iter().map(|&k| t_max[k]).collect();
-            let mut hit = vec![false; open.len()];
-            field.occluded_batch(&sub, &limits, &mut hit);
-            for (&k, h) in open.iter().zip(hit) {
-                blocked[k] = h;
+        // The terrain's levels one batch each (the tile, then the far-field
+        // rings); a ray blocked by one goes on with no length, which a ring
+        // answers without walking it.
+        let mut limits = t_max.to_vec();
+        let mut hit = vec![false; rays.len()];
+        for (_, field) in self.terrains() {
+            field.occluded_batch(rays, &limits, &mut hit);
+            for k in 0..rays.len() {
+                if hit[k] {
+                    blocked[k] = true;
+                    limits[k] = 0.0;
+                }
             }
         }
         if self.slots.len() > self.fields.len() {

@@ -50,16 +50,6 @@ impl HeightField {
     /// these are later; any other ray starts at the field's edge (t = 0).
     pub(super) fn hints(&self, rays: &[Ray]) -> Vec<Hint> {
         let mut hints = vec![Hint::default(); rays.len()];
-        if self.hole.is_some() {
-            // A far-field ring: camera rays cross it far from the eye, where
-            // a cone walk over its blocks found little (its cones cost a
-            // tenth of a horizon frame's time); a ray from inside the hole
-            // starts where it leaves it.
-            for (ray, hint) in rays.iter().zip(&mut hints) {
-                *hint = self.hole_hint(ray);
-            }
-            return hints;
-        }
         for (bundle, out) in rays.chunks(BUNDLE).zip(hints.chunks_mut(BUNDLE)) {
             // The eye's table first ([`sight`](super::sight)); where it
             // leaves a ray without a start, the cone may still move some.
