@@ -69,6 +69,32 @@ fn grid_and_mesh_terrain_render_the_same_image() {
     }
 }
 
+/// A tile's smooth normals made from its heights while shading (as for
+/// tiles over [`crate::world::STORED_NORMALS`] samples) instead of stored:
+/// the same image bit for bit, and 12 bytes a sample less.
+#[test]
+fn normals_from_heights_render_the_stored_normals_image() {
+    for (name, w, h) in [
+        ("scenes/rocky-valley.json", 96, 54),
+        ("scenes/horizon.json", 96, 54),
+    ] {
+        let s = scene(name, w, h);
+        let (stored, sw) = picture(&s, BuildOptions::default());
+        let none = BuildOptions {
+            stored_normals: 0,
+            ..BuildOptions::default()
+        };
+        let (computed, cw) = picture(&s, none);
+        let [tw, th] = s.terrain.resolution;
+        assert_eq!(
+            sw.memory_bytes() - cw.memory_bytes(),
+            12 * tw as usize * th as usize,
+            "{name}: the stored normals' bytes"
+        );
+        assert!(bits(&stored) == bits(&computed), "{name}: images differ");
+    }
+}
+
 /// The terrain's sight lines from the camera change no pixel, and are
 /// built only where the pixels traced pay for them: a farm part's
 /// region counts, not the whole image.

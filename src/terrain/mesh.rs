@@ -11,6 +11,46 @@ use glam::Vec3;
 use super::Heightmap;
 use crate::mesh::TriangleMesh;
 
+/// The smooth normal at sample (row `i`, column `j`) of a `w` × `h` grid
+/// whose samples `p` places: the area-weighted mean of the adjacent
+/// faces, summed in increasing triangle order as
+/// [`TriangleMesh::area_weighted_normals`] sums them, so that a normal
+/// computed here when shading equals the stored one bit for bit.
+#[inline]
+pub fn vertex_normal(
+    p: impl Fn(usize, usize) -> Vec3,
+    w: usize,
+    h: usize,
+    i: usize,
+    j: usize,
+) -> Vec3 {
+    // Unnormalised face normals of cell (ci, cj): first and second triangle.
+    let faces = |ci: usize, cj: usize| {
+        let (a, b, c, d) = (p(ci, cj), p(ci + 1, cj), p(ci, cj + 1), p(ci + 1, cj + 1));
+        ((b - a).cross(c - a), (b - c).cross(d - c))
+    };
+    let mut n = Vec3::ZERO;
+    // Adjacent triangles in increasing index order: the cells above (row
+    // i − 1) come first, then this row's.
+    if i > 0 && j > 0 {
+        n += faces(i - 1, j - 1).1;
+    }
+    if i > 0 && j < w - 1 {
+        let (f0, f1) = faces(i - 1, j);
+        n += f0;
+        n += f1;
+    }
+    if i < h - 1 && j > 0 {
+        let (f0, f1) = faces(i, j - 1);
+        n += f0;
+        n += f1;
+    }
+    if i < h - 1 && j < w - 1 {
+        n += faces(i, j).0;
+    }
+    n.try_normalize().unwrap_or(Vec3::Y)
+}
+
 /// A heightmap with a world extent.
 #[derive(Debug, Clone)]
 pub struct TerrainGrid {
@@ -110,37 +150,9 @@ impl TerrainGrid {
     pub fn vertex_normals(&self) -> Vec<Vec3> {
         use rayon::prelude::*;
         let (w, h) = (self.heights.width, self.heights.height);
-        let p = |i: usize, j: usize| self.position(i, j);
-        // Unnormalised face normals of cell (ci, cj): first and second triangle.
-        let faces = |ci: usize, cj: usize| {
-            let (a, b, c, d) = (p(ci, cj), p(ci + 1, cj), p(ci, cj + 1), p(ci + 1, cj + 1));
-            ((b - a).cross(c - a), (b - c).cross(d - c))
-        };
         (0..h * w)
             .into_par_iter()
-            .map(|k| {
-                let (i, j) = (k / w, k % w);
-                let mut n = Vec3::ZERO;
-                // Adjacent triangles in increasing index order: the cells
-                // above (row i − 1) come first, then this row's.
-                if i > 0 && j > 0 {
-                    n += faces(i - 1, j - 1).1;
-                }
-                if i > 0 && j < w - 1 {
-                    let (f0, f1) = faces(i - 1, j);
-                    n += f0;
-                    n += f1;
-                }
-                if i < h - 1 && j > 0 {
-                    let (f0, f1) = faces(i, j - 1);
-                    n += f0;
-                    n += f1;
-                }
-                if i < h - 1 && j < w - 1 {
-                    n += faces(i, j).0;
-                }
-                n.try_normalize().unwrap_or(Vec3::Y)
-            })
+            .map(|k| vertex_normal(|i, j| self.position(i, j), w, h, k / w, k % w))
             .collect()
     }
 

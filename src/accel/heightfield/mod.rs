@@ -514,6 +514,15 @@ impl HeightField {
         Vec3::new(self.xs[j], self.data[i * self.cols + j], self.zs[i])
     }
 
+    /// The smooth normal at sample `k` (row-major), from the heights as
+    /// [`crate::terrain::mesh::vertex_normal`] makes it: the bits of the
+    /// grid's own [`TerrainGrid::vertex_normals`] for a field without a
+    /// hole (a hole's sunk samples would tilt its border's normals).
+    pub fn vertex_normal(&self, k: usize) -> Vec3 {
+        let (i, j) = (k / self.cols, k % self.cols);
+        crate::terrain::mesh::vertex_normal(|i, j| self.vertex(i, j), self.cols, self.rows, i, j)
+    }
+
     /// The vertices of triangle `id`, in the mesh's order: cell (i, j) holds
     /// triangles 2(i·(W−1) + j) = (i,j)(i+1,j)(i,j+1) and the next one
     /// (i,j+1)(i+1,j)(i+1,j+1).

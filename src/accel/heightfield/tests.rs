@@ -994,3 +994,17 @@ fn sight_table_pays_by_cells_per_ray_and_lanes() {
         assert!(!sight_pays(per_ray * rays + 1, rays, lanes));
     }
 }
+
+#[test]
+fn vertex_normals_from_the_field_are_the_grids_bit_for_bit() {
+    let g = TerrainGrid::diamond_square(37, 23, 9.0, 4, [11.0, 6.5]);
+    let field = HeightField::build(&g);
+    let stored = g.vertex_normals();
+    for (k, n) in stored.iter().enumerate() {
+        assert_eq!(
+            field.vertex_normal(k).to_array().map(f32::to_bits),
+            n.to_array().map(f32::to_bits),
+            "sample {k}"
+        );
+    }
+}
