@@ -88,7 +88,7 @@ fn normals_from_heights_render_the_stored_normals_image() {
         let [tw, th] = s.terrain.resolution;
         assert_eq!(
             sw.memory_bytes() - cw.memory_bytes(),
-            12 * tw as usize * th as usize,
+            12 * tw * th,
             "{name}: the stored normals' bytes"
         );
         assert!(bits(&stored) == bits(&computed), "{name}: images differ");

@@ -421,7 +421,7 @@ pub struct TerrainFile {
     /// 100], or a georeferenced GeoTIFF's own extent (in `units`).
     #[serde(default)]
     pub size: Option<[f64; 2]>,
-    /// Grid samples [columns along x, rows along z], each 2..=16385.
+    /// Grid samples [columns along x, rows along z], each 2..=32769.
     /// Default [513, 513], or the image's size for an imported heightmap.
     #[serde(default)]
     pub resolution: Option<[u32; 2]>,

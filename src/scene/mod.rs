@@ -36,13 +36,18 @@ pub const MAX_SAMPLES: u32 = 4096;
 /// Most bounces of the path tracer.
 pub const MAX_BOUNCES: u32 = 32;
 /// Largest terrain grid side, samples.
-pub const MAX_TERRAIN_SIDE: u32 = 16385;
+pub const MAX_TERRAIN_SIDE: u32 = 32769;
 /// Memory a scene may need, bytes (estimated before anything is allocated).
 pub const MEMORY_LIMIT: u64 = 16 << 30;
 /// Estimated peak bytes per terrain sample: generation buffers, the
 /// heights, smooth normals and the grid hierarchy (23 measured for a
-/// fault-line terrain at 4097²; erosion needs more scratch).
+/// fault-line terrain at 4097²; erosion needs more scratch). Tiles over
+/// [`crate::terrain::DOUBLE_SAMPLES`] are counted as [`compact_tile_bytes`]
+/// says instead.
 pub const BYTES_PER_TERRAIN_SAMPLE: u64 = 40;
+/// Bytes per sample of a tile over [`crate::terrain::DOUBLE_SAMPLES`] once
+/// built: f32 heights and their min/max hierarchy, no stored normals.
+pub const BYTES_PER_COMPACT_SAMPLE: u64 = 7;
 /// Estimated peak bytes per stored rock triangle: mesh, BVH build records,
 /// nodes and reordered triangles.
 pub const BYTES_PER_TRIANGLE: u64 = 160;
@@ -233,6 +238,31 @@ pub struct ScatterSpec {
 
 /// Stored triangles of all rocks of a scene (analytic ones have none;
 /// scattered rocks share one mesh), and the number of scattered instances.
+/// Estimated peak bytes of a tile over [`crate::terrain::DOUBLE_SAMPLES`],
+/// whose heights stay f32 from generation on: the larger of what
+/// generating and what tracing it hold at once. Diamond-square fills its
+/// (2ᵏ + 1)² square in f32 (4 bytes a sample); the other generators make
+/// f64 heights and round them (12); post steps run on an f64 copy with
+/// scratch beside the f32 heights (4 + 8 + 8). Built, the tile holds
+/// [`BYTES_PER_COMPACT_SAMPLE`], plus 8 for layered masks' curvature and
+/// flow.
+fn compact_tile_bytes(t: &TerrainSettings) -> u64 {
+    let [w, h] = t.resolution;
+    let samples = w as u64 * h as u64;
+    let generated = match &t.generator {
+        Generator::DiamondSquare(_) => {
+            let n = crate::terrain::diamond_square::grid_side(w, h) as u64;
+            4 * n * n
+        }
+        _ => 12 * samples,
+    };
+    let post = if t.post.is_empty() { 0 } else { 20 * samples };
+    let layers = if t.layers.is_some() { 8 * samples } else { 0 };
+    generated
+        .max(post)
+        .max(BYTES_PER_COMPACT_SAMPLE * samples + layers)
+}
+
 fn rock_triangles(scene: &Scene) -> (u64, u64) {
     let listed: u64 = scene
         .rocks
@@ -320,7 +350,13 @@ impl Scene {
         let rings = self.terrain.far_field.map_or(0, |f| {
             f.rings as u64 * (f.cells[0] as u64 + 1) * (f.cells[1] as u64 + 1)
         });
-        (w as u64 * h as u64 + rings) * BYTES_PER_TERRAIN_SAMPLE
+        let samples = w as u64 * h as u64;
+        let tile = if samples as usize > crate::terrain::DOUBLE_SAMPLES {
+            compact_tile_bytes(&self.terrain)
+        } else {
+            samples * BYTES_PER_TERRAIN_SAMPLE
+        };
+        tile + rings * BYTES_PER_TERRAIN_SAMPLE
             + rock_tris * BYTES_PER_TRIANGLE
             + instances * BYTES_PER_INSTANCE
             + self.image.width as u64 * self.image.height as u64 * BYTES_PER_PIXEL

@@ -17,6 +17,9 @@
 
 use serde::Deserialize;
 
+use rayon::prelude::*;
+
+use super::heightmap::Sample;
 use crate::hash::unit_f64;
 
 /// Parameters of the diamond-square generator.
@@ -87,11 +90,14 @@ pub fn grid_side(w: usize, h: usize) -> usize {
     n + 1
 }
 
-/// Generates raw diamond-square heights (not normalised), row-major, `w` × `h`.
-pub fn generate(p: &DiamondSquare, w: usize, h: usize, seed: u64) -> Vec<f64> {
+/// Generates raw diamond-square heights (not normalised), row-major, `w` ×
+/// `h`, stored as `T`. Each step's rows are written in parallel: a step
+/// writes some rows and reads only others (and its own row's samples it
+/// does not write), so the result is the serial one's, bit for bit.
+pub fn generate<T: Sample>(p: &DiamondSquare, w: usize, h: usize, seed: u64) -> Vec<T> {
     let n = grid_side(w, h);
     let m = n - 1; // period when wrapping
-    let mut g = vec![0.0f64; n * n];
+    let mut g = vec![T::from_f64(0.0); n * n];
     let range_at = |level: u32| (p.range * (-p.roughness * level as f64).exp2()).max(p.min_offset);
     let offset = |i: usize, j: usize, r: f64| {
         let u = unit_f64(seed, STREAM, (i * n + j) as u64);
@@ -111,64 +117,74 @@ pub fn generate(p: &DiamondSquare, w: usize, h: usize, seed: u64) -> Vec<f64> {
         ]
     });
     let corners = if p.wrap { [corners[0]; 4] } else { corners };
-    g[0] = corners[0];
-    g[m] = corners[1];
-    g[m * n] = corners[2];
-    g[m * n + m] = corners[3];
+    g[0] = T::from_f64(corners[0]);
+    g[m] = T::from_f64(corners[1]);
+    g[m * n] = T::from_f64(corners[2]);
+    g[m * n + m] = T::from_f64(corners[3]);
 
     let mut step = m;
     let mut level = 0;
     while step > 1 {
         let half = step / 2;
         let r = range_at(level);
-        // Square step: centre of each square = mean of its corners + offset.
-        for i in (half..n).step_by(step) {
-            for j in (half..n).step_by(step) {
-                let mean = (g[(i - half) * n + j - half]
-                    + g[(i - half) * n + j + half]
-                    + g[(i + half) * n + j - half]
-                    + g[(i + half) * n + j + half])
-                    / 4.0;
-                g[i * n + j] = mean + offset(i, j, r);
-            }
-        }
-        // Diamond step: edge midpoints = mean of the 2–4 diamond neighbours.
-        for i in (0..n).step_by(half) {
-            let j0 = if (i / half).is_multiple_of(2) {
-                half
-            } else {
-                0
-            };
-            for j in (j0..n).step_by(step) {
-                if p.wrap && (i == m || j == m) {
-                    continue; // copied from the opposite edge below
+        // Square step: centre of each square = mean of its corners +
+        // offset. Rows half, half + step, … are written; rows 0, step, …
+        // are read.
+        rows_apart(&mut g, n, |i| i % step == half, |i| i.is_multiple_of(step)).for_each(
+            |(i, row, read)| {
+                let (above, below) = (read(i - half), read(i + half));
+                for j in (half..n).step_by(step) {
+                    let mean = (above[j - half].to_f64()
+                        + above[j + half].to_f64()
+                        + below[j - half].to_f64()
+                        + below[j + half].to_f64())
+                        / 4.0;
+                    row[j] = T::from_f64(mean + offset(i, j, r));
                 }
-                let mut sum = 0.0;
-                let mut count = 0.0;
-                let neighbours = [
-                    (i as isize - half as isize, j as isize),
-                    (i as isize + half as isize, j as isize),
-                    (i as isize, j as isize - half as isize),
-                    (i as isize, j as isize + half as isize),
-                ];
-                for (ni, nj) in neighbours {
-                    let inside = |v: isize| v >= 0 && v < n as isize;
-                    if p.wrap {
-                        let wi = ni.rem_euclid(m as isize) as usize;
-                        let wj = nj.rem_euclid(m as isize) as usize;
-                        sum += g[wi * n + wj];
-                        count += 1.0;
-                    } else if inside(ni) && inside(nj) {
-                        sum += g[ni as usize * n + nj as usize];
+            },
+        );
+        // Diamond step: edge midpoints = mean of the 2–4 diamond
+        // neighbours. Rows at multiples of `step` write their midpoints
+        // from the centre rows, then the centre rows theirs from the
+        // corner rows; within a row, the samples read are not written.
+        for corner_rows in [true, false] {
+            let writes = |i: usize| i.is_multiple_of(half) && i.is_multiple_of(step) == corner_rows;
+            let reads = |i: usize| i.is_multiple_of(half) && i.is_multiple_of(step) != corner_rows;
+            rows_apart(&mut g, n, writes, reads).for_each(|(i, row, read)| {
+                let j0 = if corner_rows { half } else { 0 };
+                let wrapped = |v: isize| v.rem_euclid(m as isize) as usize;
+                let inside = |v: isize| v >= 0 && v < n as isize;
+                let (ii, hh) = (i as isize, half as isize);
+                for j in (j0..n).step_by(step) {
+                    if p.wrap && (i == m || j == m) {
+                        continue; // copied from the opposite edge below
+                    }
+                    let jj = j as isize;
+                    let mut sum = 0.0;
+                    let mut count = 0.0;
+                    // Above, below, left, right: the serial order of the sum.
+                    for (ni, nj) in [(ii - hh, jj), (ii + hh, jj), (ii, jj - hh), (ii, jj + hh)] {
+                        let (ri, rj) = if p.wrap {
+                            (wrapped(ni), wrapped(nj))
+                        } else if inside(ni) && inside(nj) {
+                            (ni as usize, nj as usize)
+                        } else {
+                            continue;
+                        };
+                        sum += if ri == i {
+                            row[rj].to_f64()
+                        } else {
+                            read(ri)[rj].to_f64()
+                        };
                         count += 1.0;
                     }
+                    row[j] = T::from_f64(sum / count + offset(i, j, r));
                 }
-                g[i * n + j] = sum / count + offset(i, j, r);
-            }
+            });
         }
         if p.wrap {
+            g.copy_within(0..n, m * n);
             for k in 0..n {
-                g[m * n + k] = g[k];
                 g[k * n + m] = g[k * n];
             }
         }
@@ -176,11 +192,51 @@ pub fn generate(p: &DiamondSquare, w: usize, h: usize, seed: u64) -> Vec<f64> {
         level += 1;
     }
 
-    let mut out = Vec::with_capacity(w * h);
-    for i in 0..h {
-        out.extend_from_slice(&g[i * n..i * n + w]);
+    // The requested corner of the square, in place.
+    if w < n {
+        for i in 1..h {
+            g.copy_within(i * n..i * n + w, i * w);
+        }
     }
-    out
+    g.truncate(w * h);
+    g.shrink_to_fit();
+    g
+}
+
+/// The rows of the `n`-wide grid `g` for which `writes` holds, each with
+/// its index and a reader of the rows for which `reads` holds (the two
+/// sets disjoint), as a parallel iterator.
+fn rows_apart<'a, T: Sample>(
+    g: &'a mut [T],
+    n: usize,
+    writes: impl Fn(usize) -> bool,
+    reads: impl Fn(usize) -> bool,
+) -> impl ParallelIterator<
+    Item = (
+        usize,
+        &'a mut [T],
+        impl Fn(usize) -> &'a [T] + Sync + Send + 'a,
+    ),
+> {
+    let mut written = Vec::new();
+    let mut read: Vec<Option<&'a [T]>> = Vec::new();
+    for (i, row) in g.chunks_mut(n).enumerate() {
+        if writes(i) {
+            written.push((i, row));
+            read.push(None);
+        } else if reads(i) {
+            read.push(Some(&*row));
+        } else {
+            read.push(None);
+        }
+    }
+    let read = std::sync::Arc::new(read);
+    written.into_par_iter().map(move |(i, row)| {
+        let read = read.clone();
+        (i, row, move |k: usize| {
+            read[k].expect("a row the step reads")
+        })
+    })
 }
 
 #[cfg(test)]
@@ -202,7 +258,7 @@ mod tests {
             wrap: true,
             ..DiamondSquare::default()
         };
-        let g = generate(&p, 33, 33, 9);
+        let g = generate::<f64>(&p, 33, 33, 9);
         for k in 0..33 {
             assert_eq!(g[k], g[32 * 33 + k], "column {k}");
             assert_eq!(g[k * 33], g[k * 33 + 32], "row {k}");
@@ -216,7 +272,7 @@ mod tests {
             corners: Some([0.0; 4]),
             ..DiamondSquare::default()
         };
-        let g = generate(&p, 17, 17, 3);
+        let g = generate::<f64>(&p, 17, 17, 3);
         assert!(g.iter().all(|&h| h >= 0.0));
     }
 
@@ -226,12 +282,12 @@ mod tests {
             corners: Some([1.0, 2.0, 3.0, 4.0]),
             ..DiamondSquare::default()
         };
-        let full = generate(&p, 17, 17, 1);
+        let full = generate::<f64>(&p, 17, 17, 1);
         assert_eq!(
             [full[0], full[16], full[16 * 17], full[16 * 17 + 16]],
             [1.0, 2.0, 3.0, 4.0]
         );
-        let crop = generate(&p, 10, 12, 1);
+        let crop = generate::<f64>(&p, 10, 12, 1);
         for i in 0..12 {
             assert_eq!(&crop[i * 10..i * 10 + 10], &full[i * 17..i * 17 + 10]);
         }
@@ -250,6 +306,37 @@ mod tests {
             ..smooth.clone()
         };
         let tv = |g: &[f64]| g.windows(2).map(|w| (w[1] - w[0]).abs()).sum::<f64>();
-        assert!(tv(&generate(&rough, 65, 65, 2)) > 2.0 * tv(&generate(&smooth, 65, 65, 2)));
+        assert!(
+            tv(&generate::<f64>(&rough, 65, 65, 2))
+                > 2.0 * tv(&generate::<f64>(&smooth, 65, 65, 2))
+        );
+    }
+
+    #[test]
+    fn single_precision_stays_within_its_rounding_bound() {
+        // Each stored value rounds once (at most u = 2⁻²⁴·max|h|) on top of
+        // its inputs' error: a level's square then diamond step add 2u, the
+        // corners u, so k levels stay within (1 + 2k)·u of the f64 heights.
+        for wrap in [false, true] {
+            let p = DiamondSquare {
+                wrap,
+                ..DiamondSquare::default()
+            };
+            let (w, h) = (1025, 700);
+            let wide = generate::<f64>(&p, w, h, 5);
+            let narrow = generate::<f32>(&p, w, h, 5);
+            let top = wide.iter().fold(0.0f64, |a, &v| a.max(v.abs()));
+            let u = top * (-24.0f64).exp2();
+            let worst = wide
+                .iter()
+                .zip(&narrow)
+                .map(|(&a, &b)| (a - b as f64).abs())
+                .fold(0.0, f64::max);
+            assert!(
+                worst > 0.0 && worst <= 21.0 * u,
+                "{worst} against {}",
+                21.0 * u
+            );
+        }
     }
 }

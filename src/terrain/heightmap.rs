@@ -70,36 +70,96 @@ impl Heightmap {
     }
 }
 
-/// The lowest and highest of `data` (infinities when empty).
-pub fn range(data: &[f64]) -> (f64, f64) {
-    data.iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &h| {
-            (lo.min(h), hi.max(h))
-        })
+/// A height as a generator stores it: `f64`, or `f32` on tiles of more
+/// than [`crate::terrain::DOUBLE_SAMPLES`] (half the memory). The
+/// arithmetic is f64 either way; only what is kept between steps differs.
+pub trait Sample: Copy + Send + Sync + PartialEq + std::fmt::Debug + 'static {
+    /// The stored value nearest `v`.
+    fn from_f64(v: f64) -> Self;
+    /// The stored value, exactly.
+    fn to_f64(self) -> f64;
+    /// A generator's f64 heights as stored ones (no copy for f64).
+    fn from_f64s(data: Vec<f64>) -> Vec<Self>;
+    /// Runs `f` over the heights as f64 (in place for f64, through a
+    /// copy for f32): for the post steps, which work in f64.
+    fn as_f64s(data: &mut Vec<Self>, f: impl FnOnce(&mut Vec<f64>));
+    /// The finished heightmap (f64 rounds to f32; f32 moves in).
+    fn into_heightmap(width: usize, height: usize, data: Vec<Self>) -> Heightmap;
 }
 
-/// Maps f64 samples linearly onto [0, `top`] (all zero when flat).
-pub fn normalise(data: &mut [f64], top: f64) {
-    let (lo, hi) = data
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &h| {
-            (lo.min(h), hi.max(h))
-        });
-    let span = hi - lo;
-    for h in data.iter_mut() {
-        *h = if span > 0.0 {
-            (*h - lo) / span * top
-        } else {
-            0.0
-        };
+impl Sample for f64 {
+    fn from_f64(v: f64) -> f64 {
+        v
+    }
+    fn to_f64(self) -> f64 {
+        self
+    }
+    fn from_f64s(data: Vec<f64>) -> Vec<f64> {
+        data
+    }
+    fn as_f64s(data: &mut Vec<f64>, f: impl FnOnce(&mut Vec<f64>)) {
+        f(data)
+    }
+    fn into_heightmap(width: usize, height: usize, data: Vec<f64>) -> Heightmap {
+        Heightmap::from_f64(width, height, &data)
     }
 }
 
-/// One pass of a 3×3 box filter (edges use the samples that exist).
+impl Sample for f32 {
+    fn from_f64(v: f64) -> f32 {
+        v as f32
+    }
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
+    fn from_f64s(data: Vec<f64>) -> Vec<f32> {
+        data.par_iter().map(|&v| v as f32).collect()
+    }
+    fn as_f64s(data: &mut Vec<f32>, f: impl FnOnce(&mut Vec<f64>)) {
+        let mut wide: Vec<f64> = data.par_iter().map(|&v| v as f64).collect();
+        f(&mut wide);
+        data.par_iter_mut()
+            .zip(&wide)
+            .for_each(|(v, &w)| *v = w as f32);
+    }
+    fn into_heightmap(width: usize, height: usize, data: Vec<f32>) -> Heightmap {
+        Heightmap::new(width, height, data)
+    }
+}
+
+/// The lowest and highest of `data` (infinities when empty).
+pub fn range<T: Sample>(data: &[T]) -> (f64, f64) {
+    // Min and max are exact, so any grouping of the fold gives the same.
+    data.par_iter()
+        .fold(
+            || (f64::INFINITY, f64::NEG_INFINITY),
+            |(lo, hi), &h| (lo.min(h.to_f64()), hi.max(h.to_f64())),
+        )
+        .reduce(
+            || (f64::INFINITY, f64::NEG_INFINITY),
+            |(a, b), (c, d)| (a.min(c), b.max(d)),
+        )
+}
+
+/// Maps samples linearly onto [0, `top`] (all zero when flat).
+pub fn normalise<T: Sample>(data: &mut [T], top: f64) {
+    let (lo, hi) = range(data);
+    let span = hi - lo;
+    data.par_iter_mut().for_each(|h| {
+        *h = T::from_f64(if span > 0.0 {
+            (h.to_f64() - lo) / span * top
+        } else {
+            0.0
+        });
+    });
+}
+
+/// One pass of a 3×3 box filter (edges use the samples that exist), rows
+/// in parallel.
 pub fn box_smooth(data: &[f64], width: usize, height: usize) -> Vec<f64> {
     let mut out = vec![0.0; data.len()];
-    for i in 0..height {
-        for j in 0..width {
+    out.par_chunks_mut(width).enumerate().for_each(|(i, row)| {
+        for (j, v) in row.iter_mut().enumerate() {
             let mut sum = 0.0;
             let mut n = 0.0;
             for di in i.saturating_sub(1)..=(i + 1).min(height - 1) {
@@ -108,9 +168,9 @@ pub fn box_smooth(data: &[f64], width: usize, height: usize) -> Vec<f64> {
                     n += 1.0;
                 }
             }
-            out[i * width + j] = sum / n;
+            *v = sum / n;
         }
-    }
+    });
     out
 }
 

@@ -98,31 +98,43 @@ pub fn amplitudes(p: &Hills, seed: u64) -> Vec<f64> {
 
 /// Generates hills heights (normalised to [0, 1] with the floor applied), `w` × `h`.
 pub fn generate(p: &Hills, w: usize, h: usize, seed: u64) -> Vec<f64> {
-    let mut data = vec![0.0f64; w * h];
+    use rayon::prelude::*;
     let side = (w + h) as f64 / 2.0;
-    for (i, a) in amplitudes(p, seed).into_iter().enumerate() {
-        let u = |k: u64| unit_f64(seed, STREAM + k, i as u64);
-        let cx = u(0) * (w - 1) as f64;
-        let cz = u(1) * (h - 1) as f64;
-        let r = (p.radius[0] + (p.radius[1] - p.radius[0]) * u(2)) * side;
-        let (j0, j1) = (
-            (cx - r).floor().max(0.0) as usize,
-            ((cx + r).ceil() as usize).min(w - 1),
-        );
-        let (i0, i1) = (
-            (cz - r).floor().max(0.0) as usize,
-            ((cz + r).ceil() as usize).min(h - 1),
-        );
-        for row in i0..=i1 {
-            for col in j0..=j1 {
+    // Each hill: amplitude, centre, radius and the rows and columns it covers.
+    let hills: Vec<(f64, f64, f64, f64, [usize; 4])> = amplitudes(p, seed)
+        .into_iter()
+        .enumerate()
+        .map(|(i, a)| {
+            let u = |k: u64| unit_f64(seed, STREAM + k, i as u64);
+            let cx = u(0) * (w - 1) as f64;
+            let cz = u(1) * (h - 1) as f64;
+            let r = (p.radius[0] + (p.radius[1] - p.radius[0]) * u(2)) * side;
+            let covers = [
+                (cz - r).floor().max(0.0) as usize,
+                ((cz + r).ceil() as usize).min(h - 1),
+                (cx - r).floor().max(0.0) as usize,
+                ((cx + r).ceil() as usize).min(w - 1),
+            ];
+            (a, cx, cz, r, covers)
+        })
+        .collect();
+    // Rows in parallel; each sample adds its hills in their order, as one
+    // hill after the other would.
+    let mut data = vec![0.0f64; w * h];
+    data.par_chunks_mut(w).enumerate().for_each(|(row, out)| {
+        for &(a, cx, cz, r, [i0, i1, j0, j1]) in &hills {
+            if row < i0 || row > i1 {
+                continue;
+            }
+            for (col, v) in out.iter_mut().enumerate().take(j1 + 1).skip(j0) {
                 let (dx, dz) = (col as f64 - cx, row as f64 - cz);
                 let d2 = dx * dx + dz * dz;
                 if d2 < r * r {
-                    data[row * w + col] += a * (r * r - d2);
+                    *v += a * (r * r - d2);
                 }
             }
         }
-    }
+    });
     super::heightmap::normalise(&mut data, 1.0);
     for v in data.iter_mut() {
         *v = v.max(p.floor);

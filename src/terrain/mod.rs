@@ -115,23 +115,44 @@ pub fn land(r: &Recipe, seed: u64) -> Land {
 /// [`generate`], with what it did to the heights (for the far field).
 fn generate_traced(r: &Recipe, seed: u64) -> (Heightmap, far_field::Trace) {
     let [w, h] = r.resolution;
-    let mut trace = far_field::Trace::default();
+    let trace = far_field::Trace::default();
     if let (Generator::Heightmap(m), true) = (&r.generator, scales_map_as_is(r.normalize, &r.post))
     {
         // Straight to f32, the values of the general path below without
         // its f64 copy of the grid (1 GiB at the largest resolution).
         return (import::heights(m, w, h, r.height), trace);
     }
-    let mut data = match &r.generator {
-        Generator::FaultLine(p) => fault_line::generate(p, w, h, seed),
+    if w * h > DOUBLE_SAMPLES {
+        run::<f32>(r, seed, trace)
+    } else {
+        run::<f64>(r, seed, trace)
+    }
+}
+
+/// Tiles of more samples than this (16385²) keep their heights in `f32`
+/// from generation on, as [`heightmap::Sample`] says: diamond-square's grid
+/// takes 4 bytes a sample instead of 8. Smaller tiles keep `f64` until
+/// the finished heights round to `f32`.
+pub const DOUBLE_SAMPLES: usize = 16385 * 16385;
+
+/// [`generate_traced`]'s generator, normalisation and post steps, with the
+/// heights stored as `T` between the steps.
+fn run<T: heightmap::Sample>(
+    r: &Recipe,
+    seed: u64,
+    mut trace: far_field::Trace,
+) -> (Heightmap, far_field::Trace) {
+    let [w, h] = r.resolution;
+    let mut data: Vec<T> = match &r.generator {
         Generator::DiamondSquare(p) => diamond_square::generate(p, w, h, seed),
-        Generator::Hills(p) => hills::generate(p, w, h, seed),
+        Generator::FaultLine(p) => T::from_f64s(fault_line::generate(p, w, h, seed)),
+        Generator::Hills(p) => T::from_f64s(hills::generate(p, w, h, seed)),
         Generator::Noise(p) => {
             let (data, island) = noise::generate_ranged(p, w, h, r.size, seed);
             trace.island_from = island;
-            data
+            T::from_f64s(data)
         }
-        Generator::Heightmap(m) => import::resample(m, w, h, r.height),
+        Generator::Heightmap(m) => T::from_f64s(import::resample(m, w, h, r.height)),
     };
     if r.normalize {
         trace.normalised_from = Some(heightmap::range(&data));
@@ -142,9 +163,11 @@ fn generate_traced(r: &Recipe, seed: u64) -> (Heightmap, far_field::Trace) {
         if r.far_field.is_some() {
             trace.before_post.push(heightmap::range(&data));
         }
-        post::apply(step, &mut data, w, h, cell, r.height, seed);
+        T::as_f64s(&mut data, |data| {
+            post::apply(step, data, w, h, cell, r.height, seed)
+        });
     }
-    (Heightmap::from_f64(w, h, &data), trace)
+    (T::into_heightmap(w, h, data), trace)
 }
 
 #[cfg(test)]

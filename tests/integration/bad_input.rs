@@ -83,8 +83,8 @@ fn out_of_range_values_name_field_and_line() {
 
 #[test]
 fn resolution_over_the_limit_is_refused() {
-    let text = format!("{{ {CAMERA}, \"terrain\": {{ \"resolution\": [20000, 513] }} }}");
-    rejects(&text, &["terrain.resolution[0]", "16385"]);
+    let text = format!("{{ {CAMERA}, \"terrain\": {{ \"resolution\": [40000, 513] }} }}");
+    rejects(&text, &["terrain.resolution[0]", "32769"]);
 }
 
 #[test]
@@ -94,6 +94,27 @@ fn memory_is_estimated_and_refused_before_allocating() {
         "{{ {CAMERA}, \"image\": {{ \"width\": 16384, \"height\": 16384 }}, \"terrain\": {{ \"resolution\": [16385, 16385] }} }}"
     );
     rejects(&text, &["GiB", "limit"]);
+}
+
+#[test]
+fn the_largest_tiles_are_estimated_by_what_they_hold() {
+    // A 32769² diamond-square tile keeps f32 heights and no normals: about
+    // 7 GiB, under the limit. Eroding one needs an f64 copy and scratch:
+    // 20 bytes a sample, 20 GiB, refused.
+    let tile = |post: &str| {
+        format!(
+            "{{ {CAMERA}, \"terrain\": {{ \"resolution\": [32769, 32769], \"generator\": {{ \"type\": \"diamond_square\" }}{post} }} }}"
+        )
+    };
+    let (dir, scene) = scene_dir("big.json", &tile(""));
+    let check = run_in(dir.path(), &["check", scene.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&check.stdout);
+    assert_eq!(check.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("32769×32769 terrain"), "{stdout}");
+    rejects(
+        &tile(r#", "post": [{ "type": "thermal" }]"#),
+        &["about 20.0 GiB", "limit"],
+    );
 }
 
 #[test]
