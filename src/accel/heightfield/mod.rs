@@ -667,14 +667,19 @@ impl HeightField {
         t_max: &[f32],
         query: &mut Q,
     ) {
-        let (mut index, mut walking, mut limits, mut hints) =
-            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let n = rays.len();
+        let (mut index, mut walking, mut limits, mut hints) = (
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+        );
         for (k, (ray, &t)) in rays.iter().zip(t_max).enumerate() {
-            let hint = if t > 0.0 {
-                self.hole_hint(ray)
-            } else {
-                Hint { t, level: 0 }
-            };
+            if t <= 0.0 || self.stays_in_hole(ray, t) {
+                query.finish(k, None);
+                continue;
+            }
+            let hint = self.hole_hint(ray);
             if hint.t < t && self.bounds.interval(ray, t).is_some() {
                 index.push(k);
                 walking.push(*ray);
@@ -693,6 +698,24 @@ impl HeightField {
         unsafe {
             lanes::walk(isa, self, &walking, &limits, &hints, &mut remapped)
         };
+    }
+
+    /// Whether `ray` certainly ends inside the hole within `t`: its origin
+    /// is inside, and along x and along z it moves less than its distance
+    /// to the hole's edges, by a margin ten times the one that
+    /// [`HeightField::hole_hint`] takes off its exit, so that every ray
+    /// answered here would have had no cell to walk. No division: most of
+    /// a ring's rays (a tile's shadow and sky rays) are answered here.
+    #[inline]
+    fn stays_in_hole(&self, ray: &Ray, t: f32) -> bool {
+        let Some([lo, hi]) = self.hole else {
+            return false;
+        };
+        let o = ray.origin;
+        let room_x = (o.x - lo[0]).min(hi[0] - o.x);
+        let room_z = (o.z - lo[1]).min(hi[1] - o.z);
+        let reach = t * (1.0 + 1e-5);
+        reach * ray.dir.x.abs() < room_x && reach * ray.dir.z.abs() < room_z
     }
 
     /// Whether every sample and range index fits the lanes' 32-bit
