@@ -20,7 +20,8 @@
 //! out, `Noise::height_limited`); fault lines extended across the plane;
 //! hills (which all sit inside the tile) as their floor. Where the
 //! generator has no detail of its own out there (fault lines, hills, an
-//! imported map) seeded noise spanning the tile's height range is added,
+//! imported map) seeded noise as rough as the tile is added (its
+//! variogram at an eighth of the tile matched, [`matched_detail`]),
 //! and the ring near the tile blends from the tile's edge heights into it
 //! over half the tile's size. Diamond-square fields are tiled: repeated
 //! when made with `wrap`, mirrored otherwise. Of the post steps the rings
@@ -255,7 +256,8 @@ impl<'a> Source<'a> {
         let (lo, hi) = tile.heights.range();
         let detail = match r.generator {
             Generator::Noise(_) | Generator::DiamondSquare(_) => 0.0,
-            _ => 0.5 * (hi - lo) as f64,
+            _ if hi <= lo => 0.0,
+            _ => matched_detail(tile, &far_noise(r.size), seed),
         };
         Source {
             generator: &r.generator,
@@ -387,19 +389,11 @@ impl<'a> Source<'a> {
             .height_at(fold(x, s[0] as f64) as f32, fold(z, s[1] as f64) as f32) as f64
     }
 
-    /// Adds seeded noise spanning the tile's height range, and near the
-    /// tile blends from its edge heights into the far land.
+    /// Adds seeded noise as rough as the tile ([`matched_detail`]), and
+    /// near the tile blends from its edge heights into the far land.
     fn add_detail(&self, data: &mut [f64], xs: &[f64], zs: &[f64], cell: f64) {
         let s = self.size[0].max(self.size[1]);
-        let far = Noise {
-            octaves: noise::Octaves::Fractal {
-                count: 10,
-                frequency: 2.0 / s,
-                lacunarity: 2.0,
-                gain: 0.5,
-            },
-            ..Noise::default()
-        };
+        let far = far_noise(self.size);
         let seed = self.seed ^ DETAIL_STREAM;
         let n = xs.len();
         let half = [0.5 * self.size[0], 0.5 * self.size[1]];
@@ -413,6 +407,82 @@ impl<'a> Source<'a> {
                 *v = edge + t * (far_height - edge);
             }
         });
+    }
+}
+
+/// The noise added where a generator has no far detail of its own: ten
+/// Perlin octaves from a wavelength of half the tile's larger side.
+fn far_noise(size: [f64; 2]) -> Noise {
+    let s = size[0].max(size[1]);
+    Noise {
+        octaves: noise::Octaves::Fractal {
+            count: 10,
+            frequency: 2.0 / s,
+            lacunarity: 2.0,
+            gain: 0.5,
+        },
+        ..Noise::default()
+    }
+}
+
+/// The lag, in tile samples along each axis, at which the far land's
+/// roughness is matched to the tile's: an eighth of the tile.
+fn roughness_lag(w: usize, h: usize) -> [usize; 2] {
+    [((w - 1) / 8).max(1), ((h - 1) / 8).max(1)]
+}
+
+/// The amplitude that gives `far` (seeded as the rings seed it) the tile's
+/// roughness: the square root of the ratio of their variograms (the mean
+/// squared difference of heights a lag apart, along x and along z) at an
+/// eighth of the tile. The tile's is taken over all its samples; the
+/// noise's over a 129² grid across the first two rings (four tiles wide).
+fn matched_detail(tile: &TerrainGrid, far: &Noise, seed: u64) -> f64 {
+    let (w, h) = (tile.heights.width, tile.heights.height);
+    let [lx, lz] = roughness_lag(w, h);
+    let data = tile.heights.data();
+    let at = |i: usize, j: usize| data[i * w + j] as f64;
+    // Row sums in parallel, added in row order: the same bits on any
+    // number of threads.
+    let rows: Vec<f64> = (0..h)
+        .into_par_iter()
+        .map(|i| {
+            let along_x: f64 = (0..w - lx)
+                .map(|j| (at(i, j + lx) - at(i, j)).powi(2))
+                .sum();
+            let along_z: f64 = match i + lz < h {
+                true => (0..w).map(|j| (at(i + lz, j) - at(i, j)).powi(2)).sum(),
+                false => 0.0,
+            };
+            along_x + along_z
+        })
+        .collect();
+    let pairs = h * (w - lx) + (h - lz) * w;
+    let tile_variogram = rows.iter().sum::<f64>() / pairs as f64;
+    let size = [tile.size[0] as f64, tile.size[1] as f64];
+    let d = [
+        lx as f64 * size[0] / (w - 1) as f64,
+        lz as f64 * size[1] / (h - 1) as f64,
+    ];
+    let cell = (size[0] / (w - 1) as f64).max(size[1] / (h - 1) as f64);
+    let seed = seed ^ DETAIL_STREAM;
+    let f = |x: f64, z: f64| far.height_limited(seed, x, z, cell);
+    const N: usize = 129;
+    let squares: Vec<f64> = (0..N * N)
+        .into_par_iter()
+        .map(|k| {
+            let (x, z) = (
+                (k % N) as f64 / (N - 1) as f64 * 4.0 * size[0] - 2.0 * size[0],
+                (k / N) as f64 / (N - 1) as f64 * 4.0 * size[1] - 2.0 * size[1],
+            );
+            let v = f(x, z);
+            (f(x + d[0], z) - v).powi(2) + (f(x, z + d[1]) - v).powi(2)
+        })
+        .collect();
+    let noise_variogram = squares.iter().sum::<f64>() / (2 * N * N) as f64;
+    if noise_variogram > 0.0 {
+        (tile_variogram / noise_variogram).sqrt()
+    } else {
+        0.0
     }
 }
 
@@ -438,5 +508,75 @@ fn map_range(data: &mut [f64], lo: f64, hi: f64, top: f64) {
         } else {
             0.0
         };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::terrain::import::Imported;
+    use crate::terrain::{FaultLine, Hills};
+
+    /// The mean squared difference of `grid`'s heights `lag` samples apart
+    /// along x and along z, over the pairs that lie where `keep` (world
+    /// x, z) holds at both ends.
+    fn variogram(grid: &TerrainGrid, lag: [usize; 2], keep: impl Fn(f32, f32) -> bool) -> f64 {
+        let (w, h) = (grid.heights.width, grid.heights.height);
+        let (mut sum, mut n) = (0.0, 0.0);
+        for i in 0..h {
+            for j in 0..w {
+                let p = grid.position(i, j);
+                for (a, b) in [(i, j + lag[0]), (i + lag[1], j)] {
+                    if a < h && b < w {
+                        let q = grid.position(a, b);
+                        if keep(p.x, p.z) && keep(q.x, q.z) {
+                            sum += ((q.y - p.y) as f64).powi(2);
+                            n += 1.0;
+                        }
+                    }
+                }
+            }
+        }
+        sum / n
+    }
+
+    /// Far land added where the generator has none is as rough as the
+    /// tile: past the blend (outside the first ring), the second ring's
+    /// variogram at an eighth of the tile is the tile's, within what one
+    /// realisation of the noise over that band allows (the amplitude was
+    /// matched over the first two rings' whole square). Half the tile's
+    /// range, the rule before, gave hills 0.32 of the tile's.
+    #[test]
+    fn added_far_land_is_as_rough_as_the_tile() {
+        for generator in [
+            Generator::Hills(Hills::default()),
+            Generator::FaultLine(FaultLine::default()),
+            Generator::Heightmap(std::sync::Arc::new(Imported::new(
+                9,
+                9,
+                (0..81)
+                    .map(|k| (crate::hash::unit_f64(8, 1, k) * 60000.0) as u16)
+                    .collect(),
+                65535.0,
+            ))),
+        ] {
+            let mut r = Recipe::new(generator.clone(), 257, 257, 12.0);
+            r.size = [64.0, 64.0];
+            r.far_field = Some(FarField::fit(4, [257, 257], None).expect("fits"));
+            let land = super::super::land(&r, 3);
+            let [lx, lz] = roughness_lag(257, 257);
+            let tile = variogram(&land.tile, [lx, lz], |_, _| true);
+            let ring = &land.rings[1].grid;
+            let cell = ring.size[0] / (ring.heights.width - 1) as f32;
+            let lag = ((lx as f32 * 0.25 / cell).round() as usize).max(1);
+            assert_eq!(
+                lag as f32 * cell,
+                lx as f32 * 0.25,
+                "a whole number of ring cells"
+            );
+            let far = variogram(ring, [lag, lag], |x, z| x.abs().max(z.abs()) >= 64.0);
+            let ratio = far / tile;
+            assert!(ratio > 0.7 && ratio < 1.4, "{generator:?}: {ratio}");
+        }
     }
 }
