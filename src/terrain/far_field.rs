@@ -21,7 +21,7 @@
 //! hills (which all sit inside the tile) as their floor. Where the
 //! generator has no detail of its own out there (fault lines, hills, an
 //! imported map) seeded noise as rough as the tile is added (its
-//! variogram at an eighth of the tile matched, [`matched_detail`]),
+//! variogram's growth and size matched, [`matched_noise`]),
 //! and the ring near the tile blends from the tile's edge heights into it
 //! over half the tile's size. Diamond-square fields are tiled: repeated
 //! when made with `wrap`, mirrored otherwise. Of the post steps the rings
@@ -240,7 +240,9 @@ struct Source<'a> {
     size: [f64; 2],
     /// The tile's final heights (for tiling and edge extension).
     tile: &'a TerrainGrid,
-    /// Added noise's amplitude (0: none), and the tile's mean.
+    /// Added noise ([`matched_noise`]) and its amplitude (0: none), and
+    /// the tile's mean.
+    far: Noise,
     detail: f64,
     mean: f64,
     /// The raw noise range the tile's island mask was normalised from.
@@ -254,16 +256,17 @@ impl<'a> Source<'a> {
         let n = data.len() as f64;
         let mean = data.iter().map(|&v| v as f64).sum::<f64>() / n;
         let (lo, hi) = tile.heights.range();
-        let detail = match r.generator {
-            Generator::Noise(_) | Generator::DiamondSquare(_) => 0.0,
-            _ if hi <= lo => 0.0,
-            _ => matched_detail(tile, &far_noise(r.size), seed),
+        let (far, detail) = match r.generator {
+            Generator::Noise(_) | Generator::DiamondSquare(_) => (Noise::default(), 0.0),
+            _ if hi <= lo => (Noise::default(), 0.0),
+            _ => matched_noise(tile, seed),
         };
         Source {
             generator: &r.generator,
             resolution: r.resolution,
             size: r.size,
             tile,
+            far,
             detail,
             mean,
             island: trace.island_from,
@@ -389,11 +392,11 @@ impl<'a> Source<'a> {
             .height_at(fold(x, s[0] as f64) as f32, fold(z, s[1] as f64) as f32) as f64
     }
 
-    /// Adds seeded noise as rough as the tile ([`matched_detail`]), and
+    /// Adds seeded noise as rough as the tile ([`matched_noise`]), and
     /// near the tile blends from its edge heights into the far land.
     fn add_detail(&self, data: &mut [f64], xs: &[f64], zs: &[f64], cell: f64) {
         let s = self.size[0].max(self.size[1]);
-        let far = far_noise(self.size);
+        let far = &self.far;
         let seed = self.seed ^ DETAIL_STREAM;
         let n = xs.len();
         let half = [0.5 * self.size[0], 0.5 * self.size[1]];
@@ -411,38 +414,36 @@ impl<'a> Source<'a> {
 }
 
 /// The noise added where a generator has no far detail of its own: ten
-/// Perlin octaves from a wavelength of half the tile's larger side.
-fn far_noise(size: [f64; 2]) -> Noise {
+/// Perlin octaves from a wavelength of half the tile's larger side, each
+/// `gain` of the one before.
+fn far_noise(size: [f64; 2], gain: f64) -> Noise {
     let s = size[0].max(size[1]);
     Noise {
         octaves: noise::Octaves::Fractal {
             count: 10,
             frequency: 2.0 / s,
             lacunarity: 2.0,
-            gain: 0.5,
+            gain,
         },
         ..Noise::default()
     }
 }
 
-/// The lag, in tile samples along each axis, at which the far land's
-/// roughness is matched to the tile's: an eighth of the tile.
-fn roughness_lag(w: usize, h: usize) -> [usize; 2] {
-    [((w - 1) / 8).max(1), ((h - 1) / 8).max(1)]
+/// The lags, in tile samples along each axis, at which the far land's
+/// roughness is matched to the tile's: a sixty-fourth and an eighth of the
+/// tile.
+fn roughness_lags(w: usize, h: usize) -> [[usize; 2]; 2] {
+    let lag = |n: usize, part: usize| ((n - 1) / part).max(1);
+    [[lag(w, 64), lag(h, 64)], [lag(w, 8), lag(h, 8)]]
 }
 
-/// The amplitude that gives `far` (seeded as the rings seed it) the tile's
-/// roughness: the square root of the ratio of their variograms (the mean
-/// squared difference of heights a lag apart, along x and along z) at an
-/// eighth of the tile. The tile's is taken over all its samples; the
-/// noise's over a 129² grid across the first two rings (four tiles wide).
-fn matched_detail(tile: &TerrainGrid, far: &Noise, seed: u64) -> f64 {
+/// The tile's variogram at `lag`: the mean squared difference of heights
+/// `lag` samples apart along x and along z. Row sums in parallel, added in
+/// row order: the same bits on any number of threads.
+fn tile_variogram(tile: &TerrainGrid, [lx, lz]: [usize; 2]) -> f64 {
     let (w, h) = (tile.heights.width, tile.heights.height);
-    let [lx, lz] = roughness_lag(w, h);
     let data = tile.heights.data();
     let at = |i: usize, j: usize| data[i * w + j] as f64;
-    // Row sums in parallel, added in row order: the same bits on any
-    // number of threads.
     let rows: Vec<f64> = (0..h)
         .into_par_iter()
         .map(|i| {
@@ -457,15 +458,35 @@ fn matched_detail(tile: &TerrainGrid, far: &Noise, seed: u64) -> f64 {
         })
         .collect();
     let pairs = h * (w - lx) + (h - lz) * w;
-    let tile_variogram = rows.iter().sum::<f64>() / pairs as f64;
+    rows.iter().sum::<f64>() / pairs as f64
+}
+
+/// Noise as rough as the tile, and its amplitude. Roughness here is the
+/// variogram γ(d), the mean squared difference of heights d apart. Its
+/// growth between the two [`roughness_lags`] gives the tile's Hurst
+/// exponent H (γ ∝ d^2H), clamped to 0.2–1; octaves with gain 2^−H have
+/// the same (fBm with lacunarity 2). The amplitude then makes the noise's
+/// variogram at the longer lag the tile's, the noise's measured over a
+/// 129² grid across the first two rings (four tiles wide).
+fn matched_noise(tile: &TerrainGrid, seed: u64) -> (Noise, f64) {
+    let (w, h) = (tile.heights.width, tile.heights.height);
+    let [short, long] = roughness_lags(w, h);
+    let (near, far) = (tile_variogram(tile, short), tile_variogram(tile, long));
+    let ratio = (long[0] * long[1]) as f64 / (short[0] * short[1]) as f64;
+    let hurst = if near > 0.0 && far > near {
+        (far / near).log2() / ratio.log2()
+    } else {
+        1.0
+    };
     let size = [tile.size[0] as f64, tile.size[1] as f64];
+    let noise = far_noise(size, (-hurst.clamp(0.2, 1.0)).exp2());
     let d = [
-        lx as f64 * size[0] / (w - 1) as f64,
-        lz as f64 * size[1] / (h - 1) as f64,
+        long[0] as f64 * size[0] / (w - 1) as f64,
+        long[1] as f64 * size[1] / (h - 1) as f64,
     ];
     let cell = (size[0] / (w - 1) as f64).max(size[1] / (h - 1) as f64);
     let seed = seed ^ DETAIL_STREAM;
-    let f = |x: f64, z: f64| far.height_limited(seed, x, z, cell);
+    let f = |x: f64, z: f64| noise.height_limited(seed, x, z, cell);
     const N: usize = 129;
     let squares: Vec<f64> = (0..N * N)
         .into_par_iter()
@@ -479,11 +500,12 @@ fn matched_detail(tile: &TerrainGrid, far: &Noise, seed: u64) -> f64 {
         })
         .collect();
     let noise_variogram = squares.iter().sum::<f64>() / (2 * N * N) as f64;
-    if noise_variogram > 0.0 {
-        (tile_variogram / noise_variogram).sqrt()
+    let amplitude = if noise_variogram > 0.0 {
+        (far / noise_variogram).sqrt()
     } else {
         0.0
-    }
+    };
+    (noise, amplitude)
 }
 
 /// `f` at every (x, z) of the grid `xs` × `zs`, row-major.
@@ -564,7 +586,7 @@ mod tests {
             r.size = [64.0, 64.0];
             r.far_field = Some(FarField::fit(4, [257, 257], None).expect("fits"));
             let land = super::super::land(&r, 3);
-            let [lx, lz] = roughness_lag(257, 257);
+            let [_, [lx, lz]] = roughness_lags(257, 257);
             let tile = variogram(&land.tile, [lx, lz], |_, _| true);
             let ring = &land.rings[1].grid;
             let cell = ring.size[0] / (ring.heights.width - 1) as f32;
