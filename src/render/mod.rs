@@ -565,7 +565,7 @@ fn lambert(
 ) -> Vec3 {
     let (mut albedo, gloss) = world.look(hit);
     if let Some(water) = &scene.water {
-        albedo *= water.wet_factor(hit.point.y);
+        albedo *= water.wet_factor(hit.point);
     }
     let (sun_e, sky_l) = lights(scene, hit, rng, occluded, rays);
     let diffuse = albedo * (sun_e * std::f32::consts::FRAC_1_PI + sky_l);
@@ -659,7 +659,7 @@ fn water_radiance(
                 None => deep,
                 Some(h) => {
                     let bottom = lambert(scene, world, &h, t, rng, &mut direct, rays);
-                    let depth = (water.level - h.point.y).max(0.0);
+                    let depth = water.depth(h.point);
                     let sun_in = refract(-sun.direction, Vec3::Y, 1.0 / WATER_INDEX)
                         .map_or(1.0, |d| -d.y)
                         .max(0.1);

@@ -280,9 +280,10 @@ fn step(
     // Light reaching a point under the water comes through it.
     let mut under: Option<(f32, &crate::shade::Water)> = None;
     if let Some(water) = &scene.water {
-        albedo *= water.wet_factor(p.y);
-        if p.y < water.level {
-            under = Some((water.level - p.y, water));
+        albedo *= water.wet_factor(p);
+        let depth = water.depth(p);
+        if depth > 0.0 {
+            under = Some((depth, water));
         }
     }
     let through = |d: Vec3| match under {

@@ -528,6 +528,7 @@ fn validate_water(
             None => (0.01 * terrain.height) as f32,
         },
         seed: crate::hash::hash3(seed, 0x3A7E, 0),
+        planet_radius: terrain.planet_radius,
     })
 }
 

@@ -1,4 +1,5 @@
-//! Water: a horizontal plane at a height, seen from above, with exact
+//! Water: a horizontal plane at a height (curved as the land is on a
+//! planet of a given radius), seen from above, with exact
 //! dielectric Fresnel reflection and refraction (index 1.33), Beer–Lambert
 //! absorption with depth, small procedural waves as a normal perturbation,
 //! and wet ground along the shore.
@@ -34,6 +35,11 @@ pub struct Water {
     pub shore: f32,
     /// Seed of the waves' directions and phases.
     pub seed: u64,
+    /// The planet's radius, if the land curves (`terrain.planet_radius`):
+    /// the surface then falls by d²/2R with the distance d from the
+    /// terrain's centre, as the land does, so the coast stays put and the
+    /// sea's horizon dips.
+    pub planet_radius: Option<f64>,
 }
 
 /// Small waves: a sum of sine trains, as a perturbation of the normal only
@@ -55,11 +61,47 @@ impl Water {
     /// surface from above, if it does within (0, t_max).
     #[inline]
     pub fn hit(&self, origin: Vec3, dir: Vec3, t_max: f32) -> Option<f32> {
-        if origin.y <= self.level || dir.y >= 0.0 {
+        let Some(radius) = self.planet_radius else {
+            if origin.y <= self.level || dir.y >= 0.0 {
+                return None;
+            }
+            let t = (self.level - origin.y) / dir.y;
+            return (t > 0.0 && t < t_max).then_some(t);
+        };
+        // Above the surface y = level − (x² + z²)/2R where
+        // f(t) = a·t² + b·t + c > 0; in f64, as the terms span the
+        // planet's radius and a few units.
+        let (o, d) = (origin.as_dvec3(), dir.as_dvec3());
+        let two_r = 2.0 * radius;
+        let a = (d.x * d.x + d.z * d.z) / two_r;
+        let b = d.y + (o.x * d.x + o.z * d.z) / radius;
+        let c = o.y - self.level as f64 + (o.x * o.x + o.z * o.z) / two_r;
+        if c <= 0.0 {
             return None;
         }
-        let t = (self.level - origin.y) / dir.y;
+        let disc = b * b - 4.0 * a * c;
+        if disc < 0.0 || b >= 0.0 {
+            // No crossing, or f grows from t = 0 (a ≥ 0, c > 0, b ≥ 0).
+            return None;
+        }
+        // The nearer root, in the form that keeps its digits: b < 0, so
+        // q > 0 and c/q is the smaller of q/a and c/q.
+        let q = -0.5 * (b - disc.sqrt());
+        let t = (c / q) as f32;
         (t > 0.0 && t < t_max).then_some(t)
+    }
+
+    /// Height of the surface over world (x, z): the level, less d²/2R on a
+    /// curved planet.
+    #[inline]
+    pub fn level_at(&self, x: f32, z: f32) -> f32 {
+        match self.planet_radius {
+            None => self.level,
+            Some(r) => {
+                let d2 = x as f64 * x as f64 + z as f64 * z as f64;
+                (self.level as f64 - d2 / (2.0 * r)) as f32
+            }
+        }
     }
 
     /// Unit normal of the (waved) surface at world (x, z): up, tilted by
@@ -67,10 +109,16 @@ impl Water {
     /// as (−∂h/∂x, 1, −∂h/∂z), normalised.
     #[inline]
     pub fn normal_at(&self, x: f32, z: f32) -> Vec3 {
-        let Some(w) = self.waves else {
-            return Vec3::Y;
+        // The curved surface's slope, −(x, z)/R, under the waves'.
+        let curve = self
+            .planet_radius
+            .map(|r| Vec2::new((x as f64 / r) as f32, (z as f64 / r) as f32));
+        let g = match (self.waves, curve) {
+            (None, None) => return Vec3::Y,
+            (Some(w), None) => self.slope(w, Vec2::new(x, z)),
+            (None, Some(c)) => -c,
+            (Some(w), Some(c)) => self.slope(w, Vec2::new(x, z)) - c,
         };
-        let g = self.slope(w, Vec2::new(x, z));
         Vec3::new(-g.x, 1.0, -g.y).normalize()
     }
 
@@ -107,25 +155,32 @@ impl Water {
             .sum()
     }
 
-    /// How wet ground at height `y` is: 1 at and below the level, falling
+    /// How wet ground at `p` is: 1 at and below the surface, falling
     /// smoothly to 0 at `shore` above it.
     #[inline]
-    pub fn wetness(&self, y: f32) -> f32 {
-        if y <= self.level {
+    pub fn wetness(&self, p: Vec3) -> f32 {
+        let level = self.level_at(p.x, p.z);
+        if p.y <= level {
             return 1.0;
         }
         if self.shore <= 0.0 {
             return 0.0;
         }
-        let t = ((y - self.level) / self.shore).min(1.0);
+        let t = ((p.y - level) / self.shore).min(1.0);
         1.0 - t * t * (3.0 - 2.0 * t)
     }
 
-    /// The albedo factor of ground at height `y`: 1 when dry, down to
+    /// The albedo factor of ground at `p`: 1 when dry, down to
     /// [`WET_DARKENING`] when wet.
     #[inline]
-    pub fn wet_factor(&self, y: f32) -> f32 {
-        1.0 - (1.0 - WET_DARKENING) * self.wetness(y)
+    pub fn wet_factor(&self, p: Vec3) -> f32 {
+        1.0 - (1.0 - WET_DARKENING) * self.wetness(p)
+    }
+
+    /// How deep `p` lies under the surface (0 above it).
+    #[inline]
+    pub fn depth(&self, p: Vec3) -> f32 {
+        (self.level_at(p.x, p.z) - p.y).max(0.0)
     }
 
     /// Beer–Lambert transmittance over `distance` units of water:
@@ -202,6 +257,7 @@ mod tests {
             waves: None,
             shore: 0.5,
             seed: 1,
+            planet_radius: None,
         }
     }
 
@@ -333,11 +389,69 @@ mod tests {
     #[test]
     fn the_shore_dries_over_its_height() {
         let w = calm();
-        assert_eq!(w.wetness(1.0), 1.0);
-        assert_eq!(w.wetness(2.0), 1.0);
-        assert!((w.wetness(2.25) - 0.5).abs() < 1e-6);
-        assert_eq!(w.wetness(2.5), 0.0);
-        assert_eq!(w.wet_factor(9.0), 1.0);
-        assert!((w.wet_factor(0.0) - WET_DARKENING).abs() < 1e-7);
+        let at = |y: f32| Vec3::new(3.0, y, -1.0);
+        assert_eq!(w.wetness(at(1.0)), 1.0);
+        assert_eq!(w.wetness(at(2.0)), 1.0);
+        assert!((w.wetness(at(2.25)) - 0.5).abs() < 1e-6);
+        assert_eq!(w.wetness(at(2.5)), 0.0);
+        assert_eq!(w.wet_factor(at(9.0)), 1.0);
+        assert!((w.wet_factor(at(0.0)) - WET_DARKENING).abs() < 1e-7);
+        assert_eq!(w.depth(at(0.5)), 1.5);
+        assert_eq!(w.depth(at(2.5)), 0.0);
+    }
+
+    /// On a planet of Earth's radius the sea curves as the land does: from
+    /// an eye 1.7 above it the horizon dips by acos(R/(R + h)) (0.041856°),
+    /// found by bisecting the lowest elevation whose ray misses the water,
+    /// to 10⁻⁵°; the surface 50 km out lies 196.2 lower and its normal
+    /// leans back toward the centre by d/R; the shore's wetness follows it.
+    #[test]
+    fn a_curved_sea_has_the_planets_horizon() {
+        let r = 6_371_000.0f64;
+        let w = Water {
+            level: 0.0,
+            planet_radius: Some(r),
+            ..calm()
+        };
+        let eye = Vec3::new(0.0, 1.7, 0.0);
+        let hits = |deg: f64| {
+            let a = deg.to_radians();
+            let dir = Vec3::new(a.cos() as f32, a.sin() as f32, 0.0);
+            w.hit(eye, dir, f32::INFINITY).is_some()
+        };
+        let (mut lo, mut hi) = (-1.0f64, 0.0f64);
+        assert!(hits(lo) && !hits(hi));
+        for _ in 0..60 {
+            let mid = 0.5 * (lo + hi);
+            if hits(mid) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        let dip = (r / (r + 1.7)).acos().to_degrees();
+        assert!((-lo - dip).abs() < 1e-5, "{} against {dip}", -lo);
+        // Flat water would meet every downward ray.
+        assert!(calm()
+            .hit(
+                Vec3::new(0.0, 3.7, 0.0),
+                Vec3::new(1.0, -1e-6, 0.0).normalize(),
+                f32::INFINITY
+            )
+            .is_some());
+        assert!((w.level_at(50_000.0, 0.0) + 196.2).abs() < 0.1);
+        let n = w.normal_at(50_000.0, 0.0);
+        assert!(
+            (n.x as f64 - 50_000.0 / r).abs() < 1e-6 && n.z == 0.0,
+            "{n}"
+        );
+        let shore = Vec3::new(0.0, -195.5, 50_000.0);
+        assert_eq!(w.wetness(shore), 0.0, "0.7 above the curved surface");
+        assert_eq!(w.wetness(shore - Vec3::Y), 1.0, "0.3 under it");
+        // A ray down onto it from above meets it at its height.
+        let t = w
+            .hit(Vec3::new(50_000.0, 10.0, 0.0), -Vec3::Y, f32::INFINITY)
+            .expect("hits the sea below");
+        assert!((t - (10.0 - w.level_at(50_000.0, 0.0))).abs() < 1e-3, "{t}");
     }
 }
