@@ -374,14 +374,25 @@ impl Scene {
                 path: path.to_string(),
                 line: src.and_then(|s| locate::locate(s, &locate::parse_path(path))),
                 message: format!(
-                    "this scene needs about {:.1} GiB ({}×{} terrain, {} rock triangles, {}×{} image), over the {:.0} GiB limit; lower terrain.resolution, the rocks' tessellation or the image size",
+                    "this scene needs about {:.1} GiB ({}×{} terrain{}, {} rock triangles, {}×{} image), over the {:.0} GiB limit; lower terrain.resolution{}, the rocks' tessellation or the image size",
                     gib(need),
                     self.terrain.resolution[0],
                     self.terrain.resolution[1],
+                    self.terrain.far_field.map_or(String::new(), |f| format!(
+                        " with {} far-field rings of {}×{}",
+                        f.rings,
+                        f.cells[0] + 1,
+                        f.cells[1] + 1
+                    )),
                     rock_triangles(self).0,
                     self.image.width,
                     self.image.height,
-                    gib(MEMORY_LIMIT)
+                    gib(MEMORY_LIMIT),
+                    if self.terrain.far_field.is_some() {
+                        ", terrain.far_field.resolution or its rings"
+                    } else {
+                        ""
+                    }
                 ),
             });
         }

@@ -115,6 +115,14 @@ fn the_largest_tiles_are_estimated_by_what_they_hold() {
         &tile(r#", "post": [{ "type": "thermal" }]"#),
         &["about 20.0 GiB", "limit"],
     );
+    // Rings around it count too, and the message names them.
+    rejects(
+        &tile(r#", "far_field": { "rings": 4 }"#),
+        &[
+            "4 far-field rings of 8193×8193",
+            "terrain.far_field.resolution",
+        ],
+    );
 }
 
 #[test]
