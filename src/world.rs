@@ -55,8 +55,8 @@ impl Default for BuildOptions {
     }
 }
 
-/// The most samples a tile keeps smooth normals for (1.5 GiB of them, a
-/// little over 8193²): computing them from the heights when shading costs
+/// The most samples a tile keeps smooth normals for (1.5 GiB of them,
+/// about 11585²): computing them from the heights when shading costs
 /// about 15% of a frame, storing them 12 bytes a sample, which a 32769²
 /// tile cannot spare.
 pub const STORED_NORMALS: usize = 1 << 27;
