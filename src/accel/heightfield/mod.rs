@@ -480,14 +480,6 @@ impl HeightField {
         Some(light.values[index])
     }
 
-    /// Whether `ray` may meet the field within `t_max`: it enters the
-    /// field's box, and, from inside a hole, leaves the hole in time.
-    #[inline]
-    fn may_reach(&self, ray: &Ray, t_max: f32) -> bool {
-        self.bounds.interval(ray, t_max).is_some()
-            && (self.hole.is_none() || self.hole_hint(ray).t < t_max)
-    }
-
     /// Bounds of the whole field.
     pub fn bounds(&self) -> Aabb {
         self.bounds
@@ -675,18 +667,14 @@ impl HeightField {
             Vec::with_capacity(n),
         );
         for (k, (ray, &t)) in rays.iter().zip(t_max).enumerate() {
-            if t <= 0.0 || self.stays_in_hole(ray, t) {
-                query.finish(k, None);
-                continue;
-            }
-            let hint = self.hole_hint(ray);
-            if hint.t < t && self.bounds.interval(ray, t).is_some() {
-                index.push(k);
-                walking.push(*ray);
-                limits.push(t);
-                hints.push(hint);
-            } else {
-                query.finish(k, None);
+            match self.hole_exit(ray, t) {
+                Some(hint) if self.bounds.interval(ray, t).is_some() => {
+                    index.push(k);
+                    walking.push(*ray);
+                    limits.push(t);
+                    hints.push(hint);
+                }
+                _ => query.finish(k, None),
             }
         }
         let mut remapped = Remap {
@@ -698,6 +686,23 @@ impl HeightField {
         unsafe {
             lanes::walk(isa, self, &walking, &limits, &hints, &mut remapped)
         };
+    }
+
+    /// Where `ray` may first meet the field's own cells within `t_max`, as
+    /// its hole says: None if it stays inside the hole (or has no
+    /// length), the hole's exit ([`HeightField::hole_hint`]) if it starts
+    /// inside it, the default hint otherwise and for a field without a
+    /// hole. The box is the caller's to check.
+    #[inline]
+    fn hole_exit(&self, ray: &Ray, t_max: f32) -> Option<Hint> {
+        if self.hole.is_none() {
+            return Some(Hint::default());
+        }
+        if t_max <= 0.0 || self.stays_in_hole(ray, t_max) {
+            return None;
+        }
+        let hint = self.hole_hint(ray);
+        (hint.t < t_max).then_some(hint)
     }
 
     /// Whether `ray` certainly ends inside the hole within `t`: its origin
@@ -810,13 +815,11 @@ impl HeightField {
     }
 
     /// Where the walk of `ray` starts and ends, or None when the ray misses
-    /// the field's box within `t_max`.
+    /// the field's box within `t_max` or stays inside its hole.
     #[inline(always)]
     fn start(&self, ray: &Ray, t_max: f32) -> Option<Start> {
-        if !self.may_reach(ray, t_max) {
-            return None;
-        }
-        self.start_from(ray, t_max, self.hole_hint(ray))
+        let hint = self.hole_exit(ray, t_max)?;
+        self.start_from(ray, t_max, hint)
     }
 
     /// [`HeightField::start`], later along the ray where `hint` says no
