@@ -17,7 +17,7 @@
 //! Heights come from the tile's generator evaluated at the ring's samples
 //! in world coordinates, through the tile's own normalisation
 //! ([`Trace`]): noise directly (octaves finer than the ring's cells left
-//! out, `Noise::height_limited`); fault lines extended across the plane;
+//! out, `Noise::limited`); fault lines extended across the plane;
 //! hills (which all sit inside the tile) as their floor. Where the
 //! generator has no detail of its own out there (fault lines, hills, an
 //! imported map) seeded noise as rough as the tile is added (its
@@ -356,7 +356,8 @@ impl<'a> Source<'a> {
     fn noise(&self, p: &Noise, xs: &[f64], zs: &[f64], cell: [f64; 2]) -> Vec<f64> {
         let c = cell[0].max(cell[1]);
         let seed = self.seed;
-        let mut data = over(xs, zs, |x, z| p.height_limited(seed, x, z, c));
+        let limited = p.limited(c);
+        let mut data = over(xs, zs, |x, z| limited.height(seed, x, z));
         if let (Some(island), Some((lo, hi))) = (p.island, self.island) {
             let n = xs.len();
             data.par_chunks_mut(n).zip(zs).for_each(|(row, &z)| {
@@ -396,13 +397,13 @@ impl<'a> Source<'a> {
     /// near the tile blends from its edge heights into the far land.
     fn add_detail(&self, data: &mut [f64], xs: &[f64], zs: &[f64], cell: f64) {
         let s = self.size[0].max(self.size[1]);
-        let far = &self.far;
+        let far = self.far.limited(cell);
         let seed = self.seed ^ DETAIL_STREAM;
         let n = xs.len();
         let half = [0.5 * self.size[0], 0.5 * self.size[1]];
         data.par_chunks_mut(n).zip(zs).for_each(|(row, &z)| {
             for (v, &x) in row.iter_mut().zip(xs) {
-                let far_height = *v + self.detail * far.height_limited(seed, x, z, cell);
+                let far_height = *v + self.detail * far.height(seed, x, z);
                 let out = (x.abs() - half[0]).max(z.abs() - half[1]).max(0.0);
                 let t = (out / (0.5 * s)).min(1.0);
                 let t = t * t * (3.0 - 2.0 * t);
@@ -486,7 +487,8 @@ fn matched_noise(tile: &TerrainGrid, seed: u64) -> (Noise, f64) {
     ];
     let cell = (size[0] / (w - 1) as f64).max(size[1] / (h - 1) as f64);
     let seed = seed ^ DETAIL_STREAM;
-    let f = |x: f64, z: f64| noise.height_limited(seed, x, z, cell);
+    let limited = noise.limited(cell);
+    let f = |x: f64, z: f64| limited.height(seed, x, z);
     const N: usize = 129;
     let squares: Vec<f64> = (0..N * N)
         .into_par_iter()

@@ -310,19 +310,19 @@ impl Noise {
 
 /// The mean of a ridged octave's term (1 − |n|)² over the plane, for each
 /// basis: what an octave too fine for a grid is replaced by
-/// ([`Noise::height_limited`]). Measured over 10⁶ points (test
+/// ([`Noise::limited`]). Measured over 10⁶ points (test
 /// `ridged_means_are_measured`).
 const RIDGED_MEAN: [f64; 2] = [RIDGED_MEAN_VALUE, RIDGED_MEAN_PERLIN];
 const RIDGED_MEAN_VALUE: f64 = 0.4693;
 const RIDGED_MEAN_PERLIN: f64 = 0.5954;
 
 impl Noise {
-    /// [`Noise::height`] sampled on a grid of spacing `cell` (world units)
-    /// without aliasing: an octave whose frequency f has f·cell ≥ ½ (finer
-    /// than the grid can hold) is left out, its mean kept, and octaves fade
-    /// out linearly from f·cell = ¼. Far-field rings sample the terrain's
-    /// noise this way.
-    pub fn height_limited(&self, seed: u64, x: f64, z: f64, cell: f64) -> f64 {
+    /// The noise for a grid of spacing `cell` (world units), without
+    /// aliasing: an octave whose frequency f has f·cell ≥ ½ (finer than the
+    /// grid can hold) is left out, its mean kept, and octaves fade out
+    /// linearly from f·cell = ¼. Far-field rings sample the terrain's noise
+    /// this way; the octaves are worked out once for the whole grid.
+    pub fn limited(&self, cell: f64) -> Limited<'_> {
         let mean = RIDGED_MEAN[usize::from(self.basis == Basis::Perlin)];
         let mut constant = 0.0;
         let octaves: Vec<(f64, f64)> = self
@@ -338,7 +338,26 @@ impl Noise {
             })
             .filter(|&(amp, _)| amp != 0.0)
             .collect();
-        self.height_with(&octaves, seed, x, z) + constant
+        Limited {
+            noise: self,
+            octaves,
+            constant,
+        }
+    }
+}
+
+/// A [`Noise`] with the octaves a grid can hold ([`Noise::limited`]).
+pub struct Limited<'a> {
+    noise: &'a Noise,
+    octaves: Vec<(f64, f64)>,
+    /// The means of the ridged octaves left out.
+    constant: f64,
+}
+
+impl Limited<'_> {
+    /// [`Noise::height`] with the grid's octaves.
+    pub fn height(&self, seed: u64, x: f64, z: f64) -> f64 {
+        self.noise.height_with(&self.octaves, seed, x, z) + self.constant
     }
 }
 
@@ -425,8 +444,8 @@ mod tests {
         };
         // Finest octave 0.02 · 2⁵ = 0.64 per unit: all kept below 0.39 spacing.
         for (x, z) in [(1.5, -2.0), (40.0, 17.25)] {
-            assert_eq!(p.height_limited(3, x, z, 0.39), p.height(3, x, z));
-            assert_ne!(p.height_limited(3, x, z, 1.0), p.height(3, x, z));
+            assert_eq!(p.limited(0.39).height(3, x, z), p.height(3, x, z));
+            assert_ne!(p.limited(1.0).height(3, x, z), p.height(3, x, z));
         }
     }
 
