@@ -305,7 +305,7 @@ impl TopLevel {
 
     /// Whether anything lies along `ray` with t in (0, t_max].
     pub fn occluded(&self, ray: &Ray, t_max: f32) -> bool {
-        self.any(ray, t_max)
+        self.any(ray, t_max, false)
     }
 
     /// [`TopLevel::occluded`] for each ray of a batch: the terrain first, as
@@ -331,27 +331,19 @@ impl TopLevel {
         }
         if self.slots.len() > self.fields.len() {
             for (k, ray) in rays.iter().enumerate() {
-                blocked[k] = blocked[k] || self.any_mesh(ray, t_max[k]);
+                blocked[k] = blocked[k] || self.any(ray, t_max[k], true);
             }
         }
     }
 
-    /// Whether an object other than the terrain lies along `ray` within
-    /// t_max.
-    fn any_mesh(&self, ray: &Ray, t_max: f32) -> bool {
+    /// Whether an object lies along `ray` within t_max: any object, or
+    /// with `meshes_only` any but the terrain's grids (which a batch
+    /// answered already).
+    fn any(&self, ray: &Ray, t_max: f32, meshes_only: bool) -> bool {
         self.tree.any(ray, t_max, |range| {
-            self.order[range]
-                .iter()
-                .any(|&object| !self.is_terrain(object) && self.object_blocks(object, ray, t_max))
-        })
-    }
-
-    /// Whether anything lies along `ray` within t_max.
-    fn any(&self, ray: &Ray, t_max: f32) -> bool {
-        self.tree.any(ray, t_max, |range| {
-            self.order[range]
-                .iter()
-                .any(|&object| self.object_blocks(object, ray, t_max))
+            self.order[range].iter().any(|&object| {
+                !(meshes_only && self.is_terrain(object)) && self.object_blocks(object, ray, t_max)
+            })
         })
     }
 
