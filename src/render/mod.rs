@@ -395,23 +395,6 @@ fn sample_radiance(
     );
     camera.rays_into(&points, &mut has_ray, &mut rays);
 
-    // With a transparent background, whether each camera ray meets a
-    // surface (the direct route below knows from its own hits).
-    let clear = |covered: &dyn Fn(usize) -> bool, values: Vec<Option<Vec3>>| {
-        let mut ray = 0;
-        values
-            .into_iter()
-            .zip(&has_ray)
-            .map(|(c, &has)| {
-                if !has {
-                    return None;
-                }
-                ray += 1;
-                c.filter(|_| !scene.image.transparent || covered(ray - 1))
-            })
-            .collect::<Vec<_>>()
-    };
-
     if let Gather::Path { bounces, sky_map } = gather {
         let cameras: Vec<(usize, sampler::SampleRng, Ray)> = list
             .iter()
@@ -421,6 +404,8 @@ fn sample_radiance(
             .map(|((k, &(x, y, s)), &ray)| (k, rng_of(x, y, s), ray))
             .collect();
         let mut radiance = vec![Vec3::ZERO; list.len()];
+        let mut covered = vec![true; cameras.len()];
+        let transparent = scene.image.transparent.then_some(&mut covered[..]);
         path::trace_paths(
             scene,
             world,
@@ -428,6 +413,7 @@ fn sample_radiance(
             *bounces,
             &cameras,
             &mut radiance,
+            transparent,
             shadows,
         );
         let values = radiance
@@ -435,12 +421,7 @@ fn sample_radiance(
             .zip(&has_ray)
             .map(|(c, &has)| has.then_some(c))
             .collect();
-        if !scene.image.transparent {
-            return values;
-        }
-        let hits = world.intersect_batch(&rays);
-        let covered = |k: usize| first_surface(scene, &rays[k], hits[k].as_ref()).is_some();
-        return clear(&covered, values);
+        return uncover(values, &has_ray, |k| covered[k]);
     }
 
     let hits = world.intersect_batch(&rays);
@@ -501,8 +482,29 @@ fn sample_radiance(
     if !scene.image.transparent {
         return values;
     }
-    let covered = |k: usize| first_surface(scene, &rays[k], hits[k].as_ref()).is_some();
-    clear(&covered, values)
+    uncover(values, &has_ray, |k| {
+        first_surface(scene, &rays[k], hits[k].as_ref()).is_some()
+    })
+}
+
+/// `values` (one a sample; `has_ray` says which samples have a camera
+/// ray) with the samples whose camera ray `k` is not `covered(k)` left
+/// uncovered: a transparent background.
+fn uncover(
+    values: Vec<Option<Vec3>>,
+    has_ray: &[bool],
+    covered: impl Fn(usize) -> bool,
+) -> Vec<Option<Vec3>> {
+    let mut ray = 0;
+    values
+        .into_iter()
+        .zip(has_ray)
+        .map(|(c, &has)| {
+            let k = ray;
+            ray += usize::from(has);
+            c.filter(|_| covered(k))
+        })
+        .collect()
 }
 
 /// Linear radiance arriving along the camera ray `ray`; `rays` counts the

@@ -98,6 +98,9 @@ fn sun_solid_angle(radius: f32) -> f32 {
 /// (sample index, random numbers of the sample, camera ray), and
 /// `radiance[sample]` receives the sum of the light its path finds.
 /// `rays` counts the secondary rays traced (bounce and shadow rays).
+/// With `covered`, `covered[k]` becomes whether camera ray `k` meets a
+/// surface (terrain, rock or water) rather than the background.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn trace_paths(
     scene: &Scene,
     world: &World,
@@ -105,6 +108,7 @@ pub(super) fn trace_paths(
     bounces: u32,
     cameras: &[(usize, SampleRng, Ray)],
     radiance: &mut [Vec3],
+    mut covered: Option<&mut [bool]>,
     rays: &mut u64,
 ) {
     let mut paths: Vec<Path> = cameras
@@ -139,6 +143,9 @@ pub(super) fn trace_paths(
         pending.clear();
         next.clear();
         for ((path, hit), ray) in paths.iter().zip(&hits).zip(&batch) {
+            if let (0, Some(covered)) = (path.depth, covered.as_deref_mut()) {
+                covered[path.sample] = first_surface(scene, ray, hit.as_ref()).is_some();
+            }
             let rng = &cameras[path.sample].1;
             let out = &mut radiance[slot(path)];
             step(
@@ -397,6 +404,7 @@ pub fn trace_path(
         bounces,
         &[(0, *rng, *ray)],
         &mut radiance,
+        None,
         rays,
     );
     radiance[0]
