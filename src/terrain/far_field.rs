@@ -240,10 +240,10 @@ struct Source<'a> {
     size: [f64; 2],
     /// The tile's final heights (for tiling and edge extension).
     tile: &'a TerrainGrid,
-    /// Added noise ([`matched_noise`]) and its amplitude (0: none), and
-    /// the tile's mean.
-    far: Noise,
-    detail: f64,
+    /// Added noise ([`matched_noise`]) and its amplitude, where the
+    /// generator has no far detail of its own.
+    far: Option<(Noise, f64)>,
+    /// An imported map's mean height: its far land's base.
     mean: f64,
     /// The raw noise range the tile's island mask was normalised from.
     island: Option<(f64, f64)>,
@@ -252,14 +252,21 @@ struct Source<'a> {
 
 impl<'a> Source<'a> {
     fn new(r: &'a Recipe, trace: &Trace, tile: &'a TerrainGrid, seed: u64) -> Source<'a> {
-        let data = tile.heights.data();
-        let n = data.len() as f64;
-        let mean = data.iter().map(|&v| v as f64).sum::<f64>() / n;
-        let (lo, hi) = tile.heights.range();
-        let (far, detail) = match r.generator {
-            Generator::Noise(_) | Generator::DiamondSquare(_) => (Noise::default(), 0.0),
-            _ if hi <= lo => (Noise::default(), 0.0),
-            _ => matched_noise(tile, seed),
+        let far = match r.generator {
+            Generator::Noise(_) | Generator::DiamondSquare(_) => None,
+            _ => {
+                let (lo, hi) = tile.heights.range();
+                (hi > lo)
+                    .then(|| matched_noise(tile, seed))
+                    .filter(|&(_, amplitude)| amplitude > 0.0)
+            }
+        };
+        let mean = match r.generator {
+            Generator::Heightmap(_) => {
+                let data = tile.heights.data();
+                data.iter().map(|&v| v as f64).sum::<f64>() / data.len() as f64
+            }
+            _ => 0.0,
         };
         Source {
             generator: &r.generator,
@@ -267,7 +274,6 @@ impl<'a> Source<'a> {
             size: r.size,
             tile,
             far,
-            detail,
             mean,
             island: trace.island_from,
             seed,
@@ -316,8 +322,8 @@ impl<'a> Source<'a> {
                 }
             }
         }
-        if self.detail > 0.0 {
-            self.add_detail(&mut data, &xs, &zs, cell[0].max(cell[1]));
+        if let Some((noise, amplitude)) = &self.far {
+            self.add_detail(&mut data, &xs, &zs, cell[0].max(cell[1]), noise, *amplitude);
         }
         let hole = |c: usize| [c / 4 + OVERLAP, 3 * c / 4 - OVERLAP];
         let grid = TerrainGrid {
@@ -393,17 +399,25 @@ impl<'a> Source<'a> {
             .height_at(fold(x, s[0] as f64) as f32, fold(z, s[1] as f64) as f32) as f64
     }
 
-    /// Adds seeded noise as rough as the tile ([`matched_noise`]), and
+    /// Adds `noise` at `amplitude` (as rough as the tile: [`matched_noise`]), and
     /// near the tile blends from its edge heights into the far land.
-    fn add_detail(&self, data: &mut [f64], xs: &[f64], zs: &[f64], cell: f64) {
+    fn add_detail(
+        &self,
+        data: &mut [f64],
+        xs: &[f64],
+        zs: &[f64],
+        cell: f64,
+        noise: &Noise,
+        amplitude: f64,
+    ) {
         let s = self.size[0].max(self.size[1]);
-        let far = self.far.limited(cell);
+        let far = noise.limited(cell);
         let seed = self.seed ^ DETAIL_STREAM;
         let n = xs.len();
         let half = [0.5 * self.size[0], 0.5 * self.size[1]];
         data.par_chunks_mut(n).zip(zs).for_each(|(row, &z)| {
             for (v, &x) in row.iter_mut().zip(xs) {
-                let far_height = *v + self.detail * far.height(seed, x, z);
+                let far_height = *v + amplitude * far.height(seed, x, z);
                 let out = (x.abs() - half[0]).max(z.abs() - half[1]).max(0.0);
                 let t = (out / (0.5 * s)).min(1.0);
                 let t = t * t * (3.0 - 2.0 * t);
