@@ -30,9 +30,11 @@ pub(super) const HALVES: usize = 2;
 pub const WIDTH: usize = 4 * HALVES;
 
 /// [`WIDTH`] children: boxes lane by lane (child `c` in lane `c % 4` of
-/// group `c / 4`), and what each child is. 256 bytes.
+/// group `c / 4`), and what each child is. 256 bytes, on a cache line's
+/// start, so that a node is four lines (a large `Vec` from the system
+/// allocator starts 16 bytes into a page: every node spanned five).
 #[derive(Debug, Clone, Copy)]
-#[repr(C)]
+#[repr(C, align(64))]
 pub struct WideNode {
     pub(super) min_x: [Vec4; HALVES],
     pub(super) min_y: [Vec4; HALVES],
@@ -697,6 +699,7 @@ mod tests {
     #[test]
     fn node_is_128_bytes_a_group_of_four() {
         assert_eq!(std::mem::size_of::<WideNode>(), 128 * HALVES);
+        assert_eq!(std::mem::align_of::<WideNode>(), 64);
     }
 
     /// The 8-wide AVX box test gives bit for bit the entry distances and
