@@ -462,6 +462,28 @@ pub(crate) mod tests {
         assert!(wide.node_count() * 3 <= parallel.len());
     }
 
+    /// Two touching unit cubes side by side: half-areas 3 each, 5 together.
+    /// Counted one traversal each, keeping them in one leaf (cost 2) beats
+    /// splitting (1 + (3 + 3) / 5 = 2.2); counted as instances, four each,
+    /// splitting (1 + (12 + 12) / 5 = 5.8) beats the leaf (8), so a ray
+    /// meeting one cube's box is not carried into the other's space.
+    #[test]
+    fn instances_are_split_into_leaves_of_their_own() {
+        let cube = |x: f32| Aabb {
+            min: Vec3::new(x, 0.0, 0.0),
+            max: Vec3::new(x + 1.0, 1.0, 1.0),
+        };
+        let boxes = [cube(0.0), cube(1.0)];
+        let leaves = |cost| {
+            let (tree, _) = Tree::build(&boxes, cost);
+            let mut l = tree.wide.leaves();
+            l.sort();
+            l
+        };
+        assert_eq!(leaves(LeafCost::PerPrimitive), vec![(0, 2)]);
+        assert_eq!(leaves(LeafCost::PerInstance), vec![(0, 1), (1, 1)]);
+    }
+
     /// Counting a leaf as one packet test gives fuller leaves (fewer of
     /// them) than counting each triangle, and never more than four
     /// triangles a leaf.

@@ -55,13 +55,18 @@ pub(crate) const BINS: usize = 12;
 pub(crate) const MAX_LEAF: usize = 4;
 /// SAH cost of one node traversal relative to one primitive test.
 pub(crate) const TRAVERSAL_COST: f32 = 1.0;
+/// SAH cost of testing one instance, in node traversals.
+pub(crate) const INSTANCE_COST: f32 = 4.0;
 
 /// What testing a leaf costs the surface-area heuristic, in node
 /// traversals.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum LeafCost {
-    /// One test per primitive (instances in the top level).
+    /// One test per primitive.
     PerPrimitive,
+    /// An instance in the top level: the ray carried into its space and
+    /// its tree's root tested, [`INSTANCE_COST`] node traversals.
+    PerInstance,
     /// One test per leaf of up to `MAX_LEAF` (four) primitives (triangles,
     /// tested as one packet): the build fills leaves.
     PerPacket,
@@ -71,6 +76,7 @@ impl LeafCost {
     fn of(self, count: usize) -> f32 {
         match self {
             LeafCost::PerPrimitive => count as f32,
+            LeafCost::PerInstance => count as f32 * INSTANCE_COST,
             LeafCost::PerPacket => count.div_ceil(MAX_LEAF) as f32,
         }
     }

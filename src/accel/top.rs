@@ -114,7 +114,7 @@ impl TopLevel {
                 },
             })
             .collect();
-        let (tree, order) = Tree::build(&bounds, LeafCost::PerPrimitive);
+        let (tree, order) = Tree::build(&bounds, LeafCost::PerInstance);
         let object_from_world = placements.iter().map(|m| Frame::of(&m.inverse())).collect();
         let mut fields = Vec::new();
         let slots = objects
