@@ -236,8 +236,6 @@ pub struct ScatterSpec {
     pub bump: Option<crate::shade::layers::Bump>,
 }
 
-/// Stored triangles of all rocks of a scene (analytic ones have none;
-/// scattered rocks share one mesh), and the number of scattered instances.
 /// Estimated peak bytes of a tile over [`crate::terrain::DOUBLE_SAMPLES`],
 /// whose heights stay f32 from generation on: the larger of what
 /// generating and what tracing it hold at once. Diamond-square fills its
@@ -263,6 +261,8 @@ fn compact_tile_bytes(t: &TerrainSettings) -> u64 {
         .max(BYTES_PER_COMPACT_SAMPLE * samples + layers)
 }
 
+/// Stored triangles of all rocks of a scene (analytic ones have none;
+/// scattered rocks share one mesh), and the number of scattered instances.
 fn rock_triangles(scene: &Scene) -> (u64, u64) {
     let listed: u64 = scene
         .rocks
