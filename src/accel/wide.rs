@@ -72,8 +72,16 @@ impl WideNode {
         self.max_z[h][l] = b.max.z;
     }
 
+    /// The box of child `c`.
+    fn child_bounds(&self, c: usize) -> Aabb {
+        let (h, l) = (c / 4, c % 4);
+        Aabb {
+            min: Vec3::new(self.min_x[h][l], self.min_y[h][l], self.min_z[h][l]),
+            max: Vec3::new(self.max_x[h][l], self.max_y[h][l], self.max_z[h][l]),
+        }
+    }
+
     /// Whether child `c` is an unused lane.
-    #[cfg(test)]
     fn unused(&self, c: usize) -> bool {
         self.min_x[c / 4][c % 4] > self.max_x[c / 4][c % 4]
     }
@@ -93,18 +101,11 @@ impl WideTree {
 
     fn cover_from(&self, node: u32, depth: u32, out: &mut Vec<Aabb>) {
         let n = &self.nodes[node as usize];
-        for c in 0..WIDTH {
-            let (h, l) = (c / 4, c % 4);
-            if n.min_x[h][l] > n.max_x[h][l] {
-                continue; // unused lane
-            }
+        for c in (0..WIDTH).filter(|&c| !n.unused(c)) {
             if depth > 1 && n.count[c] == 0 {
                 self.cover_from(n.first[c], depth - 1, out);
             } else {
-                out.push(Aabb {
-                    min: Vec3::new(n.min_x[h][l], n.min_y[h][l], n.min_z[h][l]),
-                    max: Vec3::new(n.max_x[h][l], n.max_y[h][l], n.max_z[h][l]),
-                });
+                out.push(n.child_bounds(c));
             }
         }
     }
@@ -550,6 +551,20 @@ impl Lanes {
     #[inline(always)]
     fn new(ray: &Ray) -> Lanes {
         let (o, i) = (ray.origin, ray.inv_dir);
+        let neg = [i.x < 0.0, i.y < 0.0, i.z < 0.0];
+        // Each axis' (near, far) planes: the max first where the direction
+        // is negative.
+        let planes = |axis: usize, min: usize, max: usize| {
+            if neg[axis] {
+                (max, min)
+            } else {
+                (min, max)
+            }
+        };
+        use std::mem::offset_of;
+        let (nx, fx) = planes(0, offset_of!(WideNode, min_x), offset_of!(WideNode, max_x));
+        let (ny, fy) = planes(1, offset_of!(WideNode, min_y), offset_of!(WideNode, max_y));
+        let (nz, fz) = planes(2, offset_of!(WideNode, min_z), offset_of!(WideNode, max_z));
         Lanes {
             ox: Vec4::splat(o.x),
             oy: Vec4::splat(o.y),
@@ -557,28 +572,8 @@ impl Lanes {
             ix: Vec4::splat(i.x),
             iy: Vec4::splat(i.y),
             iz: Vec4::splat(i.z),
-            neg: [i.x < 0.0, i.y < 0.0, i.z < 0.0],
-            planes: {
-                use std::mem::offset_of;
-                let pick =
-                    |neg: bool, min: usize, max: usize| if neg { (max, min) } else { (min, max) };
-                let (nx, fx) = pick(
-                    i.x < 0.0,
-                    offset_of!(WideNode, min_x),
-                    offset_of!(WideNode, max_x),
-                );
-                let (ny, fy) = pick(
-                    i.y < 0.0,
-                    offset_of!(WideNode, min_y),
-                    offset_of!(WideNode, max_y),
-                );
-                let (nz, fz) = pick(
-                    i.z < 0.0,
-                    offset_of!(WideNode, min_z),
-                    offset_of!(WideNode, max_z),
-                );
-                [nx, ny, nz, fx, fy, fz]
-            },
+            neg,
+            planes: [nx, ny, nz, fx, fy, fz],
         }
     }
 }
@@ -813,14 +808,10 @@ mod tests {
             .nodes
             .iter()
             .map(|n| {
-                let boxes = (0..WIDTH).filter(|&c| !n.unused(c)).map(|c| {
-                    let (h, l) = (c / 4, c % 4);
-                    Aabb {
-                        min: Vec3::new(n.min_x[h][l], n.min_y[h][l], n.min_z[h][l]),
-                        max: Vec3::new(n.max_x[h][l], n.max_y[h][l], n.max_z[h][l]),
-                    }
-                });
-                boxes.fold(Aabb::EMPTY, |a, b| a.union(b)).half_area()
+                (0..WIDTH)
+                    .filter(|&c| !n.unused(c))
+                    .fold(Aabb::EMPTY, |a, c| a.union(n.child_bounds(c)))
+                    .half_area()
             })
             .sum();
         assert!(area <= 787.0, "summed half-area {area}");
