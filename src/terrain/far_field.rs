@@ -322,9 +322,7 @@ impl<'a> Source<'a> {
                 }
             }
         }
-        if let Some((noise, amplitude)) = &self.far {
-            self.add_detail(&mut data, &xs, &zs, cell[0].max(cell[1]), noise, *amplitude);
-        }
+        self.add_detail(&mut data, &xs, &zs, cell[0].max(cell[1]));
         let hole = |c: usize| [c / 4 + OVERLAP, 3 * c / 4 - OVERLAP];
         let grid = TerrainGrid {
             heights: Heightmap::from_f64(n, m, &data),
@@ -399,17 +397,14 @@ impl<'a> Source<'a> {
             .height_at(fold(x, s[0] as f64) as f32, fold(z, s[1] as f64) as f32) as f64
     }
 
-    /// Adds `noise` at `amplitude` (as rough as the tile: [`matched_noise`]), and
-    /// near the tile blends from its edge heights into the far land.
-    fn add_detail(
-        &self,
-        data: &mut [f64],
-        xs: &[f64],
-        zs: &[f64],
-        cell: f64,
-        noise: &Noise,
-        amplitude: f64,
-    ) {
+    /// Adds the source's far noise, if it has one (as rough as the tile:
+    /// [`matched_noise`]), and near the tile blends from its edge heights
+    /// into the far land.
+    fn add_detail(&self, data: &mut [f64], xs: &[f64], zs: &[f64], cell: f64) {
+        let Some((noise, amplitude)) = &self.far else {
+            return;
+        };
+        let amplitude = *amplitude;
         let s = self.size[0].max(self.size[1]);
         let far = noise.limited(cell);
         let seed = self.seed ^ DETAIL_STREAM;

@@ -115,17 +115,19 @@ pub fn land(r: &Recipe, seed: u64) -> Land {
 /// [`generate`], with what it did to the heights (for the far field).
 fn generate_traced(r: &Recipe, seed: u64) -> (Heightmap, far_field::Trace) {
     let [w, h] = r.resolution;
-    let trace = far_field::Trace::default();
     if let (Generator::Heightmap(m), true) = (&r.generator, scales_map_as_is(r.normalize, &r.post))
     {
         // Straight to f32, the values of the general path below without
         // its f64 copy of the grid (1 GiB at the largest resolution).
-        return (import::heights(m, w, h, r.height), trace);
+        return (
+            import::heights(m, w, h, r.height),
+            far_field::Trace::default(),
+        );
     }
     if w * h > DOUBLE_SAMPLES {
-        run::<f32>(r, seed, trace)
+        run::<f32>(r, seed)
     } else {
-        run::<f64>(r, seed, trace)
+        run::<f64>(r, seed)
     }
 }
 
@@ -137,12 +139,9 @@ pub const DOUBLE_SAMPLES: usize = 16385 * 16385;
 
 /// [`generate_traced`]'s generator, normalisation and post steps, with the
 /// heights stored as `T` between the steps.
-fn run<T: heightmap::Sample>(
-    r: &Recipe,
-    seed: u64,
-    mut trace: far_field::Trace,
-) -> (Heightmap, far_field::Trace) {
+fn run<T: heightmap::Sample>(r: &Recipe, seed: u64) -> (Heightmap, far_field::Trace) {
     let [w, h] = r.resolution;
+    let mut trace = far_field::Trace::default();
     let mut data: Vec<T> = match &r.generator {
         Generator::DiamondSquare(p) => diamond_square::generate(p, w, h, seed),
         Generator::FaultLine(p) => T::from_f64s(fault_line::generate(p, w, h, seed)),
