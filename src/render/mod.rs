@@ -938,6 +938,37 @@ mod tests {
         );
     }
 
+    /// A flat open plane of albedo a under a gradient sky with zenith Z
+    /// and horizon H, whose radiance at cos θ = μ above the horizon is
+    /// H + (Z − H)√μ, sends back (a / π) · 2π ∫₀¹ (H + (Z − H)√μ) μ dμ =
+    /// a (H + 0.8 (Z − H)). The sky is drawn only where it is brighter
+    /// than its mean (μ > 1/9 here), so this checks that the bounce ray
+    /// alone brings the rest, weighted in full.
+    #[test]
+    fn a_flat_plane_under_a_gradient_sky_sends_back_its_cosine_weighted_mean() {
+        let src = r#"{
+            "image": {"width": 24, "height": 16, "samples": 16},
+            "camera": {"position": [0, 10, -10], "look_at": [0, 0, 0]},
+            "terrain": {"size": [1000, 1000], "resolution": [3, 3], "height": 0},
+            "sun": {"intensity": 0},
+            "integrator": {"type": "path", "bounces": 1}
+        }"#;
+        let mut scene = crate::scene::parse(src, "flat.json", std::path::Path::new(".")).unwrap();
+        scene = uniform_sky(scene, 0.2, 0.5);
+        scene.sky = crate::shade::Sky::Gradient {
+            zenith: Vec3::splat(1.0),
+            horizon: Vec3::splat(0.2),
+            ground: Vec3::splat(0.2),
+            ambient: 1.0,
+        };
+        let (mean, error) = image_means(&scene, 6);
+        let exact = 0.5 * (0.2 + 0.8 * 0.8);
+        assert!(
+            (mean - exact).abs() < 3.0 * error.max(1e-4) && error < 0.004,
+            "{mean} ± {error}, exactly {exact}"
+        );
+    }
+
     /// Adaptive sampling: pixels of open sky stop after the first round;
     /// the summary's count says so; a region is still bit-identical to the
     /// same pixels of the full frame, and without a threshold every pixel

@@ -7,8 +7,9 @@
 //! rays eight at a time as the direct renderer's do. At each surface:
 //!
 //! - next-event estimation of the sun (a point of its disc, uniform over
-//!   the disc's solid angle) and of the sky (a direction drawn from the
-//!   [`SkyMap`]), each weighted against BSDF sampling by the power
+//!   the disc's solid angle) and of the sky's brighter-than-average parts
+//!   (a direction drawn from the MIS-compensated [`SkyMap`]; none on a
+//!   uniform sky), each weighted against BSDF sampling by the power
 //!   heuristic;
 //! - a cosine-weighted bounce direction, whose ray, if it leaves the scene,
 //!   collects the sky and the sun's disc with the complementary weights;
@@ -328,10 +329,12 @@ fn step(
         }
     }
 
-    // The sky.
-    let (l, pdf) = sky_map.sample(rng.sobol(stream(depth, SKY)));
-    let cos = n.dot(l);
-    if pdf > 0.0 && cos > 0.0 && ng.dot(l) > 0.0 {
+    // The sky's brighter-than-average parts (a uniform sky is left to
+    // the bounce ray, whose weight is then 1).
+    let drawn = sky_map.sample(rng.sobol(stream(depth, SKY)));
+    let facing = drawn.filter(|&(l, pdf)| pdf > 0.0 && n.dot(l) > 0.0 && ng.dot(l) > 0.0);
+    if let Some((l, pdf)) = facing {
+        let cos = n.dot(l);
         let weight = power(pdf, cos * std::f32::consts::FRAC_1_PI);
         let probe = Probe {
             p,

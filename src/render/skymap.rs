@@ -1,7 +1,18 @@
 //! The sky as a light to sample: its radiance tabulated over the sphere in
-//! latitude–longitude bins, a piecewise-constant distribution over the
-//! bins weighted by sin θ (as pbrt-v4 samples an image infinite light), so
-//! that bright parts of the sky are chosen in proportion to their light.
+//! latitude–longitude bins, and a piecewise-constant distribution over the
+//! bins weighted by sin θ, so that bright parts of the sky are chosen in
+//! proportion to their light.
+//!
+//! The distribution is *MIS-compensated* (Karlík et al. 2019, "MIS
+//! Compensation"; pbrt-v4's image infinite light): each bin's weight is
+//! how far its radiance exceeds the sky's mean, not the radiance itself.
+//! The path tracer always pairs a sky draw with a cosine-weighted BSDF
+//! draw that covers every direction the sky can light, so the sky draw
+//! need only bring the parts brighter than average; the dim rest, which it
+//! would sample worse than the BSDF does, is left to the BSDF. A sky with
+//! no part brighter than its mean (a uniform one) is not drawn at all, as
+//! pbrt-v4's uniform infinite light is not: there the cosine draw alone is
+//! the better estimator, and its shadow ray is saved.
 
 use glam::Vec3;
 
@@ -13,10 +24,21 @@ const COLS: usize = 128;
 /// Bins from the zenith to the nadir.
 const ROWS: usize = 64;
 
-/// A sampling distribution over directions proportional (per bin) to the
-/// sky's radiance.
+/// How far above the mean the brightest bin must be, as a share of the
+/// mean, for the sky to be drawn: below it the sky is uniform but for
+/// rounding.
+const UNIFORM: f32 = 1e-3;
+
+/// A sampling distribution over directions proportional (per bin) to how
+/// much the sky's radiance exceeds its mean.
 #[derive(Debug, Clone)]
 pub struct SkyMap {
+    /// None where the sky is uniform: nothing to draw.
+    table: Option<Table>,
+}
+
+#[derive(Debug, Clone)]
+struct Table {
     /// One distribution per row over its columns.
     rows: Vec<Distribution1D>,
     /// The distribution over rows (each row's integral).
@@ -33,11 +55,12 @@ fn direction(u: f32, v: f32) -> Vec3 {
 }
 
 impl SkyMap {
-    /// The distribution of `radiance` (the sky as light on surfaces) over
-    /// the sphere. Each bin's weight is its brightest channel at its centre
-    /// plus 1 % of the mean, so that no direction with any light has
-    /// probability 0.
+    /// The compensated distribution of `radiance` (the sky as light on
+    /// surfaces) over the sphere: each bin's weight is its brightest
+    /// channel at its centre less the mean over the sphere (by solid
+    /// angle), where positive, times sin θ.
     pub fn new(radiance: impl Fn(Vec3) -> Vec3) -> SkyMap {
+        let sin = |row: usize| (std::f32::consts::PI * (row as f32 + 0.5) / ROWS as f32).sin();
         let values: Vec<f32> = (0..ROWS * COLS)
             .map(|k| {
                 let (row, col) = (k / COLS, k % COLS);
@@ -48,18 +71,27 @@ impl SkyMap {
                 radiance(d).max_element().max(0.0)
             })
             .collect();
-        let mean = values.iter().sum::<f32>() / values.len() as f32;
-        let floor = (0.01 * mean).max(1e-6);
+        let (mut sum, mut area) = (0.0f64, 0.0f64);
+        for (k, &v) in values.iter().enumerate() {
+            sum += (v * sin(k / COLS)) as f64;
+            area += sin(k / COLS) as f64;
+        }
+        let mean = (sum / area) as f32;
+        let peak = values.iter().fold(0.0f32, |a, &v| a.max(v));
+        if peak - mean <= UNIFORM * mean {
+            return SkyMap { table: None };
+        }
         let rows: Vec<Distribution1D> = values
             .chunks(COLS)
             .enumerate()
             .map(|(row, v)| {
-                let sin = (std::f32::consts::PI * (row as f32 + 0.5) / ROWS as f32).sin();
-                Distribution1D::new(v.iter().map(|&x| (x + floor) * sin).collect())
+                Distribution1D::new(v.iter().map(|&x| (x - mean).max(0.0) * sin(row)).collect())
             })
             .collect();
         let marginal = Distribution1D::new(rows.iter().map(Distribution1D::integral).collect());
-        SkyMap { rows, marginal }
+        SkyMap {
+            table: Some(Table { rows, marginal }),
+        }
     }
 
     /// The map of `sky`'s light on surfaces (without the gradient sky's
@@ -69,11 +101,12 @@ impl SkyMap {
     }
 
     /// A direction drawn from the map with the uniform numbers `u`, and
-    /// its density per steradian.
+    /// its density per steradian; None for a uniform sky.
     #[inline]
-    pub fn sample(&self, u: (f32, f32)) -> (Vec3, f32) {
-        let (v, pv, row) = self.marginal.sample(u.1);
-        let (uu, pu, _) = self.rows[row].sample(u.0);
+    pub fn sample(&self, u: (f32, f32)) -> Option<(Vec3, f32)> {
+        let table = self.table.as_ref()?;
+        let (v, pv, row) = table.marginal.sample(u.1);
+        let (uu, pu, _) = table.rows[row].sample(u.0);
         let d = direction(uu, v);
         let sin = (std::f32::consts::PI * v).sin();
         let pdf = if sin > 0.0 {
@@ -81,12 +114,16 @@ impl SkyMap {
         } else {
             0.0
         };
-        (d, pdf)
+        Some((d, pdf))
     }
 
-    /// Density per steradian of drawing unit direction `d`.
+    /// Density per steradian of drawing unit direction `d` (0 where its
+    /// bin is no brighter than the mean, and everywhere on a uniform sky).
     #[inline]
     pub fn pdf(&self, d: Vec3) -> f32 {
+        let Some(table) = &self.table else {
+            return 0.0;
+        };
         let v = d.y.clamp(-1.0, 1.0).acos() * std::f32::consts::FRAC_1_PI;
         let mut u = d.z.atan2(d.x) / std::f32::consts::TAU;
         if u < 0.0 {
@@ -97,7 +134,7 @@ impl SkyMap {
             return 0.0;
         }
         let row = ((v * ROWS as f32) as usize).min(ROWS - 1);
-        let p = self.marginal.density(row) * self.rows[row].density_at(u);
+        let p = table.marginal.density(row) * table.rows[row].density_at(u);
         p / (2.0 * std::f32::consts::PI * std::f32::consts::PI * sin)
     }
 }
@@ -129,19 +166,13 @@ mod tests {
     }
 
     #[test]
-    fn a_uniform_sky_is_sampled_uniformly_over_the_sphere() {
-        let map = SkyMap::new(|_| Vec3::splat(0.7));
-        let uniform = 1.0 / (4.0 * std::f32::consts::PI);
-        // At the centre of each row (where its weight's sin θ was taken)
-        // the density is the uniform one, within the midpoint rule's
-        // error; inside a row it varies as 1 / sin θ.
-        for row in [0, 5, 31, 32, 50, 63] {
-            let theta = (row as f32 + 0.5) / ROWS as f32 * std::f32::consts::PI;
-            let d = Vec3::new(theta.sin() * 0.6, theta.cos(), theta.sin() * 0.8);
-            let p = map.pdf(d);
-            assert!((p / uniform - 1.0).abs() < 2e-4, "row {row}: {p}");
+    fn a_uniform_sky_is_not_drawn() {
+        let map = SkyMap::new(|_| Vec3::new(0.4, 0.5, 0.7));
+        for u in [(0.0, 0.0), (0.3, 0.7), (0.999, 0.5)] {
+            assert!(map.sample(u).is_none());
         }
-        assert!((integral(&map) - 1.0).abs() < 2e-3);
+        assert_eq!(map.pdf(Vec3::Y), 0.0);
+        assert_eq!(map.pdf(Vec3::new(0.6, 0.0, 0.8)), 0.0);
     }
 
     #[test]
@@ -153,7 +184,7 @@ mod tests {
                 (k as f32 * 0.618_034) % 1.0,
                 (k as f32 * 0.414_214 + 0.1) % 1.0,
             );
-            let (d, p) = map.sample(u);
+            let (d, p) = map.sample(u).expect("a sky that is not uniform");
             assert!((d.length() - 1.0).abs() < 1e-5);
             let q = map.pdf(d);
             assert!((p - q).abs() <= 1e-3 * p, "sample {k}: {p} against {q}");
@@ -161,12 +192,27 @@ mod tests {
     }
 
     #[test]
-    fn bright_sky_is_drawn_more_often() {
-        // Five times brighter above the horizon than below: the mean is 3,
-        // so each bin's weight has 0.03 added.
+    fn only_the_sky_brighter_than_its_mean_is_drawn() {
+        // 5 above the horizon and 1 below: the mean over the sphere is 3,
+        // so the upper half has weight 2 everywhere and the lower none.
+        // At the centre of each upper row (where its weight's sin θ was
+        // taken) the density is uniform over the hemisphere, 1 / 2π,
+        // within the midpoint rule's error.
         let map = SkyMap::new(|d| Vec3::splat(if d.y > 0.0 { 5.0 } else { 1.0 }));
-        let up = map.pdf(Vec3::new(0.6, 0.5, 0.0).normalize());
-        let down = map.pdf(Vec3::new(0.6, -0.5, 0.0).normalize());
-        assert!((up / down - 5.03 / 1.03).abs() < 1e-4, "{up} / {down}");
+        let half = 1.0 / std::f32::consts::TAU;
+        for row in [0, 5, 17, 31] {
+            let theta = (row as f32 + 0.5) / ROWS as f32 * std::f32::consts::PI;
+            let d = Vec3::new(theta.sin() * 0.6, theta.cos(), theta.sin() * 0.8);
+            let p = map.pdf(d);
+            assert!((p / half - 1.0).abs() < 2e-4, "row {row}: {p}");
+            let below = Vec3::new(d.x, -d.y, d.z);
+            assert_eq!(map.pdf(below), 0.0, "row {}", ROWS - 1 - row);
+        }
+        for k in 0..100 {
+            let u = ((k as f32 * 0.618_034) % 1.0, (k as f32 * 0.414_214) % 1.0);
+            let (d, _) = map.sample(u).expect("a sky that is not uniform");
+            assert!(d.y > 0.0, "draw {k}: {d}");
+        }
+        assert!((integral(&map) - 1.0).abs() < 2e-3);
     }
 }
