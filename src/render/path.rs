@@ -331,7 +331,7 @@ fn step(
 
     // The sky's brighter-than-average parts (a uniform sky is left to
     // the bounce ray, whose weight is then 1).
-    let drawn = sky_map.sample(rng.sobol(stream(depth, SKY)));
+    let drawn = sky_map.sample(|| rng.sobol(stream(depth, SKY)));
     let facing = drawn.filter(|&(l, pdf)| pdf > 0.0 && n.dot(l) > 0.0 && ng.dot(l) > 0.0);
     if let Some((l, pdf)) = facing {
         let cos = n.dot(l);

@@ -100,11 +100,13 @@ impl SkyMap {
         SkyMap::new(|d| emission(sky, d))
     }
 
-    /// A direction drawn from the map with the uniform numbers `u`, and
-    /// its density per steradian; None for a uniform sky.
+    /// A direction drawn from the map with the uniform numbers `u` gives
+    /// (asked only when there is a table), and its density per steradian;
+    /// None for a uniform sky.
     #[inline]
-    pub fn sample(&self, u: (f32, f32)) -> Option<(Vec3, f32)> {
+    pub fn sample(&self, u: impl FnOnce() -> (f32, f32)) -> Option<(Vec3, f32)> {
         let table = self.table.as_ref()?;
+        let u = u();
         let (v, pv, row) = table.marginal.sample(u.1);
         let (uu, pu, _) = table.rows[row].sample(u.0);
         let d = direction(uu, v);
@@ -169,7 +171,7 @@ mod tests {
     fn a_uniform_sky_is_not_drawn() {
         let map = SkyMap::new(|_| Vec3::new(0.4, 0.5, 0.7));
         for u in [(0.0, 0.0), (0.3, 0.7), (0.999, 0.5)] {
-            assert!(map.sample(u).is_none());
+            assert!(map.sample(|| u).is_none());
         }
         assert_eq!(map.pdf(Vec3::Y), 0.0);
         assert_eq!(map.pdf(Vec3::new(0.6, 0.0, 0.8)), 0.0);
@@ -184,7 +186,7 @@ mod tests {
                 (k as f32 * 0.618_034) % 1.0,
                 (k as f32 * 0.414_214 + 0.1) % 1.0,
             );
-            let (d, p) = map.sample(u).expect("a sky that is not uniform");
+            let (d, p) = map.sample(|| u).expect("a sky that is not uniform");
             assert!((d.length() - 1.0).abs() < 1e-5);
             let q = map.pdf(d);
             assert!((p - q).abs() <= 1e-3 * p, "sample {k}: {p} against {q}");
@@ -210,7 +212,7 @@ mod tests {
         }
         for k in 0..100 {
             let u = ((k as f32 * 0.618_034) % 1.0, (k as f32 * 0.414_214) % 1.0);
-            let (d, _) = map.sample(u).expect("a sky that is not uniform");
+            let (d, _) = map.sample(|| u).expect("a sky that is not uniform");
             assert!(d.y > 0.0, "draw {k}: {d}");
         }
         assert!((integral(&map) - 1.0).abs() < 2e-3);
