@@ -905,21 +905,27 @@ mod tests {
         assert!(error < 0.01 * direct, "the test can tell: error {error}");
     }
 
+    /// A flat plane 1 km across without a sun, seen from 14 m away so
+    /// that it fills the 24 × 16 frame, path-traced with `bounces`.
+    fn flat_plane(bounces: u32) -> Scene {
+        let src = r#"{
+            "image": {"width": 24, "height": 16, "samples": 16},
+            "camera": {"position": [0, 10, -10], "look_at": [0, 0, 0]},
+            "terrain": {"size": [1000, 1000], "resolution": [3, 3], "height": 0},
+            "sun": {"intensity": 0}
+        }"#;
+        let mut scene = crate::scene::parse(src, "flat.json", std::path::Path::new(".")).unwrap();
+        scene.integrator = crate::scene::Integrator::Path { bounces };
+        scene
+    }
+
     /// A flat open plane of albedo a under a uniform sky of radiance L
     /// (no sun) sends back a · L whatever the bounces: its bounce rays all
     /// leave for the sky. And with bounces, light between the slopes of a
     /// real terrain adds to the image.
     #[test]
     fn a_flat_plane_under_a_uniform_sky_sends_back_albedo_times_sky() {
-        let src = r#"{
-            "image": {"width": 24, "height": 16, "samples": 16},
-            "camera": {"position": [0, 10, -10], "look_at": [0, 0, 0]},
-            "terrain": {"size": [1000, 1000], "resolution": [3, 3], "height": 0},
-            "sun": {"intensity": 0},
-            "integrator": {"type": "path", "bounces": 3}
-        }"#;
-        let scene = crate::scene::parse(src, "flat.json", std::path::Path::new(".")).unwrap();
-        let scene = uniform_sky(scene, 0.8, 0.5);
+        let scene = uniform_sky(flat_plane(3), 0.8, 0.5);
         let (mean, error) = image_means(&scene, 6);
         assert!(
             (mean - 0.4).abs() < 3.0 * error.max(1e-4) && error < 0.004,
@@ -946,15 +952,7 @@ mod tests {
     /// alone brings the rest, weighted in full.
     #[test]
     fn a_flat_plane_under_a_gradient_sky_sends_back_its_cosine_weighted_mean() {
-        let src = r#"{
-            "image": {"width": 24, "height": 16, "samples": 16},
-            "camera": {"position": [0, 10, -10], "look_at": [0, 0, 0]},
-            "terrain": {"size": [1000, 1000], "resolution": [3, 3], "height": 0},
-            "sun": {"intensity": 0},
-            "integrator": {"type": "path", "bounces": 1}
-        }"#;
-        let mut scene = crate::scene::parse(src, "flat.json", std::path::Path::new(".")).unwrap();
-        scene = uniform_sky(scene, 0.2, 0.5);
+        let mut scene = uniform_sky(flat_plane(1), 0.2, 0.5);
         scene.sky = crate::shade::Sky::Gradient {
             zenith: Vec3::splat(1.0),
             horizon: Vec3::splat(0.2),
