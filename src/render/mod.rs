@@ -404,8 +404,8 @@ fn sample_radiance(
             .map(|((k, &(x, y, s)), &ray)| (k, rng_of(x, y, s), ray))
             .collect();
         let mut radiance = vec![Vec3::ZERO; list.len()];
-        let mut covered = vec![true; cameras.len()];
-        let transparent = scene.image.transparent.then_some(&mut covered[..]);
+        // Coverage only for a transparent background (as below).
+        let mut covered = scene.image.transparent.then(|| vec![true; cameras.len()]);
         path::trace_paths(
             scene,
             world,
@@ -413,7 +413,7 @@ fn sample_radiance(
             *bounces,
             &cameras,
             &mut radiance,
-            transparent,
+            covered.as_deref_mut(),
             shadows,
         );
         let values = radiance
@@ -421,7 +421,10 @@ fn sample_radiance(
             .zip(&has_ray)
             .map(|(c, &has)| has.then_some(c))
             .collect();
-        return uncover(values, &has_ray, |k| covered[k]);
+        return match covered {
+            None => values,
+            Some(covered) => uncover(values, &has_ray, |k| covered[k]),
+        };
     }
 
     let hits = world.intersect_batch(&rays);
