@@ -331,21 +331,21 @@ fn step(
 
     // The sky's brighter-than-average parts (a uniform sky is left to
     // the bounce ray, whose weight is then 1).
-    let drawn = sky_map.sample(|| rng.sobol(stream(depth, SKY)));
-    let facing = drawn.filter(|&(l, pdf)| pdf > 0.0 && n.dot(l) > 0.0 && ng.dot(l) > 0.0);
-    if let Some((l, pdf)) = facing {
+    if let Some((l, pdf)) = sky_map.sample(|| rng.sobol(stream(depth, SKY))) {
         let cos = n.dot(l);
-        let weight = power(pdf, cos * std::f32::consts::FRAC_1_PI);
-        let probe = Probe {
-            p,
-            ng,
-            dir: l,
-            t_max: f32::INFINITY,
-        };
-        shadow(
-            probe,
-            beta * bsdf(l) * emission(&scene.sky, l) * (cos / pdf * weight * through(l)),
-        );
+        if pdf > 0.0 && cos > 0.0 && ng.dot(l) > 0.0 {
+            let weight = power(pdf, cos * std::f32::consts::FRAC_1_PI);
+            let probe = Probe {
+                p,
+                ng,
+                dir: l,
+                t_max: f32::INFINITY,
+            };
+            shadow(
+                probe,
+                beta * bsdf(l) * emission(&scene.sky, l) * (cos / pdf * weight * through(l)),
+            );
+        }
     }
 
     // The bounce.
