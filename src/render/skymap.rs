@@ -60,7 +60,9 @@ impl SkyMap {
     /// channel at its centre less the mean over the sphere (by solid
     /// angle), where positive, times sin θ.
     pub fn new(radiance: impl Fn(Vec3) -> Vec3) -> SkyMap {
-        let sin = |row: usize| (std::f32::consts::PI * (row as f32 + 0.5) / ROWS as f32).sin();
+        let sin: [f32; ROWS] = std::array::from_fn(|row| {
+            (std::f32::consts::PI * (row as f32 + 0.5) / ROWS as f32).sin()
+        });
         let values: Vec<f32> = (0..ROWS * COLS)
             .map(|k| {
                 let (row, col) = (k / COLS, k % COLS);
@@ -71,11 +73,12 @@ impl SkyMap {
                 radiance(d).max_element().max(0.0)
             })
             .collect();
-        let (mut sum, mut area) = (0.0f64, 0.0f64);
-        for (k, &v) in values.iter().enumerate() {
-            sum += (v * sin(k / COLS)) as f64;
-            area += sin(k / COLS) as f64;
-        }
+        let sum: f64 = values
+            .iter()
+            .enumerate()
+            .map(|(k, &v)| (v * sin[k / COLS]) as f64)
+            .sum();
+        let area: f64 = sin.iter().map(|&s| s as f64).sum::<f64>() * COLS as f64;
         let mean = (sum / area) as f32;
         let peak = values.iter().fold(0.0f32, |a, &v| a.max(v));
         if peak - mean <= UNIFORM * mean {
@@ -85,7 +88,7 @@ impl SkyMap {
             .chunks(COLS)
             .enumerate()
             .map(|(row, v)| {
-                Distribution1D::new(v.iter().map(|&x| (x - mean).max(0.0) * sin(row)).collect())
+                Distribution1D::new(v.iter().map(|&x| (x - mean).max(0.0) * sin[row]).collect())
             })
             .collect();
         let marginal = Distribution1D::new(rows.iter().map(Distribution1D::integral).collect());
