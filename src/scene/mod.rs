@@ -369,6 +369,20 @@ impl Scene {
         if need > MEMORY_LIMIT {
             let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
             let path = "terrain.resolution";
+            // The far field's rings, where there are any: in the bill and
+            // among what to lower.
+            let (rings, lower_rings) = match self.terrain.far_field {
+                Some(f) => (
+                    format!(
+                        " with {} far-field rings of {}×{}",
+                        f.rings,
+                        f.cells[0] + 1,
+                        f.cells[1] + 1
+                    ),
+                    ", terrain.far_field.resolution or its rings",
+                ),
+                None => (String::new(), ""),
+            };
             return Err(Error::Scene {
                 file: file.to_string(),
                 path: path.to_string(),
@@ -378,21 +392,12 @@ impl Scene {
                     gib(need),
                     self.terrain.resolution[0],
                     self.terrain.resolution[1],
-                    self.terrain.far_field.map_or(String::new(), |f| format!(
-                        " with {} far-field rings of {}×{}",
-                        f.rings,
-                        f.cells[0] + 1,
-                        f.cells[1] + 1
-                    )),
+                    rings,
                     rock_triangles(self).0,
                     self.image.width,
                     self.image.height,
                     gib(MEMORY_LIMIT),
-                    if self.terrain.far_field.is_some() {
-                        ", terrain.far_field.resolution or its rings"
-                    } else {
-                        ""
-                    }
+                    lower_rings
                 ),
             });
         }
