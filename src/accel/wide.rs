@@ -124,13 +124,13 @@ pub struct WideTree {
 }
 
 /// Where a tree's leaf primitives lie in memory: items of `item_bytes`
-/// from address `base`, `slots_per_item` leaf slots each (a leaf starts
+/// from address `base`, `1 << slot_shift` leaf slots each (a leaf starts
 /// at an item's first slot). Only ever prefetched, never read through, so
 /// a stale address costs speed, not safety. `base` 0: unknown.
 #[derive(Debug, Clone, Copy, Default)]
 struct LeafMemory {
     base: usize,
-    slots_per_item: usize,
+    slot_shift: u32,
     item_bytes: usize,
 }
 
@@ -158,14 +158,16 @@ impl WideTree {
     }
 
     /// Tells the traversals where the leaves' primitives lie: `items`, each
-    /// holding `slots_per_item` slots, so that they ask for a leaf's items
+    /// holding `slots_per_item` slots (a power of two, so that finding a
+    /// leaf's item is a shift), so that they ask for a leaf's items
     /// (and a node's children) as soon as a ray enters them, and the memory
     /// has come by the time they are tested. On the workload meshes,
     /// 5-20% more primary rays a second; neutral on the rock field.
     pub fn set_leaf_memory<T>(&mut self, items: &[T], slots_per_item: usize) {
+        assert!(slots_per_item.is_power_of_two());
         self.leaf_memory = LeafMemory {
             base: items.as_ptr() as usize,
-            slots_per_item,
+            slot_shift: slots_per_item.trailing_zeros(),
             item_bytes: std::mem::size_of::<T>(),
         };
     }
@@ -182,7 +184,7 @@ impl WideTree {
             if m.base == 0 {
                 return;
             }
-            let item = n.first[c] as usize / m.slots_per_item;
+            let item = n.first[c] as usize >> m.slot_shift;
             (m.base + item * m.item_bytes, m.item_bytes)
         };
         #[cfg(target_arch = "x86_64")]
@@ -328,7 +330,7 @@ impl WideTree {
             // The entered children, sorted far to near onto the stack.
             let base = stack.len();
             let mut lanes = mask;
-            if mask.count_ones() == 2 {
+            if (mask & mask.wrapping_sub(1)).is_power_of_two() {
                 // The commonest case after one, ordered by a select rather
                 // than a branch on the distances, which goes either way.
                 let a = lanes.trailing_zeros() as usize;
