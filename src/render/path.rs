@@ -357,11 +357,7 @@ fn step(
     let pdf = cos * std::f32::consts::FRAC_1_PI;
     beta *= bsdf(wi) * (std::f32::consts::PI * through(wi));
     if depth >= 2 {
-        // The chance to go on is the square root of the throughput's
-        // largest channel, as in Cycles: paths end later than in
-        // proportion to it, which on cobble-rocks' 16-sample frame cut the
-        // RMS error by a tenth for 0.6 % more rays.
-        let survive = beta.max_element().sqrt().min(1.0);
+        let survive = survival(beta);
         if rng.sobol(stream(depth, ROULETTE)).0 >= survive {
             return;
         }
@@ -380,6 +376,16 @@ fn step(
         diffuse: true,
         ..*path
     });
+}
+
+/// The chance that a path of throughput `beta` goes on at Russian
+/// roulette: the square root of its largest channel, at most 1, as in
+/// Cycles. Paths end later than in proportion to their throughput, which
+/// on cobble-rocks' 16-sample frame cut the RMS error by a tenth for 0.6 %
+/// more rays.
+#[inline]
+fn survival(beta: Vec3) -> f32 {
+    beta.max_element().sqrt().min(1.0)
 }
 
 /// Light the water body sends back where nothing below shows through:
@@ -415,4 +421,19 @@ pub fn trace_path(
         rays,
     );
     radiance[0]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The chance to go on is the square root of the largest channel
+    /// (exact for these squares), and never more than 1.
+    #[test]
+    fn roulette_keeps_the_square_root_of_the_brightest_channel() {
+        assert_eq!(survival(Vec3::new(0.25, 0.0625, 0.0)), 0.5);
+        assert_eq!(survival(Vec3::splat(0.125 * 0.125)), 0.125);
+        assert_eq!(survival(Vec3::new(0.0, 4.0, 1.0)), 1.0);
+        assert_eq!(survival(Vec3::ZERO), 0.0);
+    }
 }
