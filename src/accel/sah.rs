@@ -51,7 +51,10 @@ impl Node {
     }
 }
 
-pub(crate) const BINS: usize = 12;
+/// Bins per axis of the SAH's split search: 32, as Embree's binned builder
+/// uses. Against 12, the workload mesh's bounce rays ran 2 % faster on two
+/// threads (three alternating rounds) for a build a fifth longer.
+pub(crate) const BINS: usize = 32;
 pub(crate) const MAX_LEAF: usize = 4;
 /// SAH cost of one node traversal relative to one primitive test.
 pub(crate) const TRAVERSAL_COST: f32 = 1.0;
