@@ -81,6 +81,8 @@ pub struct ObjectHit {
 pub struct TopLevel {
     slots: Vec<Slot>,
     fields: Vec<HeightField>,
+    /// The object index of each of `fields`.
+    field_objects: Vec<u32>,
     meshes: Vec<Bvh>,
     /// Per placement, world space to the instance's object space: the only
     /// thing an instance keeps besides its object slot (the world-from-object
@@ -128,12 +130,14 @@ impl TopLevel {
         let (tree, order) = Tree::build(&bounds, LeafCost::PerInstance);
         let order = order.iter().map(|&i| placed[i as usize].0).collect();
         let object_from_world = placements.iter().map(|m| Frame::of(&m.inverse())).collect();
-        let mut fields = Vec::new();
+        let (mut fields, mut field_objects) = (Vec::new(), Vec::new());
         let slots = objects
             .into_iter()
-            .map(|o| match o {
+            .enumerate()
+            .map(|(k, o)| match o {
                 Object::Terrain(field) => {
                     fields.push(*field);
+                    field_objects.push(k as u32);
                     Slot {
                         mesh: Slot::TERRAIN,
                         placement: fields.len() as u32 - 1,
@@ -145,6 +149,7 @@ impl TopLevel {
         TopLevel {
             slots,
             fields,
+            field_objects,
             meshes,
             object_from_world,
             tree,
@@ -195,6 +200,7 @@ impl TopLevel {
         self.tree.memory_bytes()
             + self.order.len() * 4
             + std::mem::size_of_val(self.slots.as_slice())
+            + std::mem::size_of_val(self.field_objects.as_slice())
             + std::mem::size_of_val(self.object_from_world.as_slice())
             + self
                 .fields
@@ -396,10 +402,7 @@ impl TopLevel {
     /// The terrain's grids (the tile, then any far-field rings), with
     /// their object indices, in the order given.
     fn terrains(&self) -> impl Iterator<Item = (u32, &HeightField)> + '_ {
-        self.objects().enumerate().filter_map(|(k, o)| match o {
-            ObjectRef::Terrain(field) => Some((k as u32, field)),
-            ObjectRef::Mesh { .. } => None,
-        })
+        self.field_objects.iter().copied().zip(&self.fields)
     }
 }
 
