@@ -213,7 +213,21 @@ impl TopLevel {
     /// The closest hit along `ray` with t in (0, t_max]. Of hits at the same
     /// t, the lowest object index, then the lowest triangle.
     pub fn intersect(&self, ray: &Ray, t_max: f32) -> Option<ObjectHit> {
-        self.closest(ray, t_max, None, None)
+        // The terrain's grids first, then the meshes up to their best hit.
+        let (mut t_start, mut best) = (t_max, None);
+        for (object, field) in self.terrains() {
+            if let Some(hit) = field.intersect(ray, t_start) {
+                offer(ObjectHit { object, hit }, &mut t_start, &mut best);
+            }
+        }
+        self.tree.closest(ray, t_start, |range, t_best| {
+            for &object in &self.order[range] {
+                if let Some(hit) = self.object_hit(object, ray, *t_best) {
+                    offer(ObjectHit { object, hit }, t_best, &mut best);
+                }
+            }
+        });
+        best
     }
 
     /// [`TopLevel::intersect`] for each ray of a batch (`hits[k]` for
@@ -296,36 +310,6 @@ impl TopLevel {
         }
     }
 
-    /// The closest hit as [`TopLevel::intersect`], leaving out object
-    /// `skip` (whose hit, if any, is `best`).
-    fn closest(
-        &self,
-        ray: &Ray,
-        t_max: f32,
-        skip: Option<u32>,
-        mut best: Option<ObjectHit>,
-    ) -> Option<ObjectHit> {
-        let mut t_start = best.map_or(t_max, |b| b.hit.t);
-        for (object, field) in self.terrains() {
-            if Some(object) != skip {
-                if let Some(hit) = field.intersect(ray, t_start) {
-                    offer(ObjectHit { object, hit }, &mut t_start, &mut best);
-                }
-            }
-        }
-        self.tree.closest(ray, t_start, |range, t_best| {
-            for &object in &self.order[range] {
-                if Some(object) == skip {
-                    continue;
-                }
-                if let Some(hit) = self.object_hit(object, ray, *t_best) {
-                    offer(ObjectHit { object, hit }, t_best, &mut best);
-                }
-            }
-        });
-        best
-    }
-
     /// Whether anything lies along `ray` with t in (0, t_max].
     pub fn occluded(&self, ray: &Ray, t_max: f32) -> bool {
         self.terrains().any(|(_, field)| field.occluded(ray, t_max)) || self.any(ray, t_max)
@@ -369,34 +353,35 @@ impl TopLevel {
         })
     }
 
-    /// The closest hit of `ray` on object `object` with t in (0, t_max].
+    /// The closest hit of `ray` on mesh object `object` (one of the
+    /// tree's) with t in (0, t_max].
     #[inline]
     fn object_hit(&self, object: u32, ray: &Ray, t_max: f32) -> Option<Hit> {
-        match self.local(object, ray) {
-            Local::Field(field) => field.intersect(ray, t_max),
-            Local::Mesh(bvh, local) => bvh.intersect(&local, t_max),
-        }
+        let (bvh, local) = self.local(object, ray);
+        bvh.intersect(&local, t_max)
     }
 
-    /// Whether object `object` lies along `ray` with t in (0, t_max].
+    /// Whether mesh object `object` (one of the tree's) lies along `ray`
+    /// with t in (0, t_max].
     #[inline]
     fn object_blocks(&self, object: u32, ray: &Ray, t_max: f32) -> bool {
-        match self.local(object, ray) {
-            Local::Field(field) => field.occluded(ray, t_max),
-            Local::Mesh(bvh, local) => bvh.occluded(&local, t_max),
-        }
+        let (bvh, local) = self.local(object, ray);
+        bvh.occluded(&local, t_max)
     }
 
-    /// What object `object` is traced through, with `ray` in its space.
+    /// The BVH of mesh object `object` (one of the tree's: the terrain's
+    /// grids are not), with `ray` carried into its space.
     #[inline]
-    fn local(&self, object: u32, ray: &Ray) -> Local<'_> {
-        match self.object(object) {
-            ObjectRef::Terrain(field) => Local::Field(field),
-            ObjectRef::Mesh { mesh, placement } => Local::Mesh(
-                &self.meshes[mesh as usize],
-                in_space(ray, self.object_from_world(placement)),
-            ),
-        }
+    fn local(&self, object: u32, ray: &Ray) -> (&Bvh, Ray) {
+        let slot = self.slots[object as usize];
+        debug_assert!(
+            slot.mesh != Slot::TERRAIN,
+            "the top tree holds meshes alone"
+        );
+        (
+            &self.meshes[slot.mesh as usize],
+            in_space(ray, self.object_from_world(slot.placement)),
+        )
     }
 
     /// The terrain's grids (the tile, then any far-field rings), with
@@ -404,13 +389,6 @@ impl TopLevel {
     fn terrains(&self) -> impl Iterator<Item = (u32, &HeightField)> + '_ {
         self.field_objects.iter().copied().zip(&self.fields)
     }
-}
-
-/// An object as a ray meets it: the terrain's grid hierarchy, or a mesh's
-/// BVH with the ray carried into the mesh's space.
-enum Local<'a> {
-    Field(&'a HeightField),
-    Mesh(&'a Bvh, Ray),
 }
 
 /// An affine map kept in 48 bytes, its four columns unpadded (an
