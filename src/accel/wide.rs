@@ -330,6 +330,8 @@ impl WideTree {
             // The entered children, sorted far to near onto the stack.
             let base = stack.len();
             let mut lanes = mask;
+            // Exactly two children (one bit left once the lowest is
+            // cleared; no `popcnt` in the copies' target features).
             if (mask & mask.wrapping_sub(1)).is_power_of_two() {
                 // The commonest case after one, ordered by a select rather
                 // than a branch on the distances, which goes either way.
