@@ -211,10 +211,21 @@ impl Bvh {
         self.tree.bounds()
     }
 
-    /// Boxes that together hold all the triangles, tighter than their one
-    /// box ([`WideTree::cover`] at `depth`).
-    pub fn cover(&self, depth: u32) -> Vec<Aabb> {
-        self.tree.wide.cover(depth)
+    /// The corners of the triangles, each once (in no meaningful order):
+    /// what an affine map of the mesh is bounded by.
+    pub fn vertices(&self) -> Vec<Vec3> {
+        let mut corners: Vec<[u32; 3]> = self
+            .leaves
+            .iter()
+            .flat_map(|leaf| (0..MAX_LEAF).flat_map(|l| leaf.packet.triangle(l)))
+            .map(|v| v.to_array().map(f32::to_bits))
+            .collect();
+        corners.sort_unstable();
+        corners.dedup();
+        corners
+            .into_iter()
+            .map(|c| Vec3::from_array(c.map(f32::from_bits)))
+            .collect()
     }
 
     /// The closest hit along `ray` with t in (0, t_max]; of hits at the same

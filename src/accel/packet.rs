@@ -53,7 +53,6 @@ impl Packet {
     }
 
     /// The three vertices of the triangle in lane `l`.
-    #[cfg(test)]
     pub(crate) fn triangle(&self, l: usize) -> [Vec3; 3] {
         self.corners
             .map(|c| Vec3::new(c[0].to_array()[l], c[1].to_array()[l], c[2].to_array()[l]))

@@ -18,7 +18,7 @@
 use std::ops::Range;
 
 use arrayvec::ArrayVec;
-use glam::{Vec3, Vec4};
+use glam::Vec4;
 
 use super::sah::Node;
 use crate::isa::Isa;
@@ -73,41 +73,19 @@ impl WideNode {
     }
 
     /// The box of child `c`.
+    #[cfg(test)]
     fn child_bounds(&self, c: usize) -> Aabb {
         let (h, l) = (c / 4, c % 4);
         Aabb {
-            min: Vec3::new(self.min_x[h][l], self.min_y[h][l], self.min_z[h][l]),
-            max: Vec3::new(self.max_x[h][l], self.max_y[h][l], self.max_z[h][l]),
+            min: glam::Vec3::new(self.min_x[h][l], self.min_y[h][l], self.min_z[h][l]),
+            max: glam::Vec3::new(self.max_x[h][l], self.max_y[h][l], self.max_z[h][l]),
         }
     }
 
     /// Whether child `c` is an unused lane.
+    #[cfg(test)]
     fn unused(&self, c: usize) -> bool {
         self.min_x[c / 4][c % 4] > self.max_x[c / 4][c % 4]
-    }
-}
-
-impl WideTree {
-    /// Boxes that together hold everything under the root: its children's
-    /// at `depth` 1, their children's at 2 (a leaf's own box where it
-    /// comes first).
-    pub fn cover(&self, depth: u32) -> Vec<Aabb> {
-        let mut out = Vec::new();
-        if !self.nodes.is_empty() {
-            self.cover_from(0, depth, &mut out);
-        }
-        out
-    }
-
-    fn cover_from(&self, node: u32, depth: u32, out: &mut Vec<Aabb>) {
-        let n = &self.nodes[node as usize];
-        for c in (0..WIDTH).filter(|&c| !n.unused(c)) {
-            if depth > 1 && n.count[c] == 0 {
-                self.cover_from(n.first[c], depth - 1, out);
-            } else {
-                out.push(n.child_bounds(c));
-            }
-        }
     }
 }
 
