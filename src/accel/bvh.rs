@@ -160,6 +160,21 @@ impl Tree {
     }
 }
 
+impl Tree {
+    /// [`Tree::any`] for up to [`OCTET`] rays at once; see
+    /// [`WideTree::any_octet`].
+    #[inline(always)]
+    pub fn any_octet(
+        &self,
+        rays: &[Ray],
+        t_max: &[f32],
+        leaf: impl FnMut(u32, Range<usize>) -> u32,
+        blocked: &mut [bool],
+    ) {
+        self.wide.any_octet(rays, t_max, leaf, blocked)
+    }
+}
+
 /// The box of each triangle of `mesh`.
 fn triangle_bounds(mesh: &TriangleMesh) -> Vec<Aabb> {
     mesh.indices
