@@ -20,12 +20,15 @@
 //! [`super::Hit::beats`] picks one triangle whatever the order.
 //!
 //! Without AVX, or when the rays' directions differ in sign on some axis
-//! (an octet straddling an axis), an octet is traced one ray after the
-//! other.
+//! (an octet straddling an axis, as bounce rays do), an octet is traced
+//! ray by ray: for the closest hits, two rays at a time with their walks
+//! interleaved node by node ([`WideTree::closest_each`]), so that one ray's
+//! box tests run while the other's next node comes from memory (the
+//! workload mesh's bounce rays 6–10% faster; four at a time, 5% slower).
 
 use std::ops::Range;
 
-use super::wide::WideTree;
+use super::wide::{WideTree, INTERLEAVE};
 use crate::isa::Isa;
 use crate::ray::Ray;
 
@@ -113,7 +116,7 @@ fn lane_limits(t_max: &[f32]) -> [f32; OCTET] {
     t
 }
 
-/// [`WideTree::closest_octet`] ray after ray.
+/// [`WideTree::closest_octet`] ray by ray, [`INTERLEAVE`] walks at a time.
 fn one_by_one_closest(
     tree: &WideTree,
     rays: &[Ray],
@@ -121,8 +124,13 @@ fn one_by_one_closest(
     mut leaf: impl FnMut(u32, Range<usize>, &mut [f32; OCTET]),
 ) {
     let mut t_best = lane_limits(t_max);
-    for (k, ray) in rays.iter().enumerate() {
-        tree.closest(ray, t_max[k], |range, t| {
+    for (c, (rays, t_max)) in rays
+        .chunks(INTERLEAVE)
+        .zip(t_max.chunks(INTERLEAVE))
+        .enumerate()
+    {
+        tree.closest_each(rays, t_max, |k, range, t| {
+            let k = c * INTERLEAVE + k;
             t_best[k] = *t;
             leaf(1 << k, range, &mut t_best);
             *t = t_best[k];

@@ -289,71 +289,57 @@ impl WideTree {
         t_max: f32,
         mut leaf: impl FnMut(Range<usize>, &mut f32),
     ) {
-        let r = Lanes::new(ray);
-        let mut t_best = t_max;
-        // Entries: (first, count, entry distance); count 0 is a node.
-        let mut stack: ArrayVec<(u32, u32, f32), STACK> = ArrayVec::new();
-        let mut node = root as usize;
-        loop {
-            let n = &self.nodes[node];
-            let (t_near, mask) = Self::enter::<AVX>(n, &r, t_best * CULL_SLACK);
-            // One interior child entered: go straight into it.
-            if mask.is_power_of_two() {
-                let lane = mask.trailing_zeros() as usize;
-                if n.count[lane] == 0 {
-                    node = n.first[lane] as usize;
-                    continue;
-                }
+        let mut walk = Walk::new(root, ray, t_max);
+        while walk.step::<AVX>(self, &mut leaf) {}
+    }
+
+    /// [`WideTree::closest`] for each of `rays` (up to [`INTERLEAVE`]),
+    /// `leaf(k, range, t_best)` testing ray `rays[k]`: their walks take
+    /// turns node by node, so that while one waits on a node it asked the
+    /// memory for, the others test theirs. Each walk is exactly the one
+    /// ray's own, so the hits are too.
+    #[allow(unsafe_code)]
+    #[inline(always)]
+    pub fn closest_each(
+        &self,
+        rays: &[Ray],
+        t_max: &[f32],
+        leaf: impl FnMut(usize, Range<usize>, &mut f32),
+    ) {
+        assert!(!rays.is_empty() && rays.len() <= INTERLEAVE && t_max.len() == rays.len());
+        #[cfg(target_arch = "x86_64")]
+        match Isa::best() {
+            // SAFETY (both): the CPU runs the copy's instruction set.
+            Some(Isa::Avx512) => return unsafe { self.closest_each_avx512(rays, t_max, leaf) },
+            Some(Isa::Avx | Isa::Avx2) => {
+                return unsafe { self.closest_each_avx(rays, t_max, leaf) }
             }
-            // The entered children, sorted far to near onto the stack.
-            let base = stack.len();
-            let mut lanes = mask;
-            // Exactly two children (one bit left once the lowest is
-            // cleared; no `popcnt` in the copies' target features).
-            if (mask & mask.wrapping_sub(1)).is_power_of_two() {
-                // The commonest case after one, ordered by a select rather
-                // than a branch on the distances, which goes either way.
-                let a = lanes.trailing_zeros() as usize;
-                let b = (lanes & (lanes - 1)).trailing_zeros() as usize;
-                self.prefetch_child(n, a);
-                self.prefetch_child(n, b);
-                let (near, far) = if t_near[b] < t_near[a] {
-                    (b, a)
-                } else {
-                    (a, b)
-                };
-                stack.push((n.first[far], n.count[far], t_near[far]));
-                stack.push((n.first[near], n.count[near], t_near[near]));
-                lanes = 0;
-            }
-            while lanes != 0 {
-                let lane = lanes.trailing_zeros() as usize;
-                lanes &= lanes - 1;
-                self.prefetch_child(n, lane);
-                let entry = (n.first[lane], n.count[lane], t_near[lane]);
-                // Insertion: keep stack[base..] sorted by decreasing t.
-                stack.push(entry);
-                let mut k = stack.len() - 1;
-                while k > base && stack[k - 1].2 < entry.2 {
-                    stack[k] = stack[k - 1];
-                    k -= 1;
+            None => {}
+        }
+        self.closest_each_with::<false>(rays, t_max, leaf)
+    }
+
+    /// [`WideTree::closest_each`], its box tests in 8-wide AVX groups or not.
+    #[inline(always)]
+    fn closest_each_with<const AVX: bool>(
+        &self,
+        rays: &[Ray],
+        t_max: &[f32],
+        mut leaf: impl FnMut(usize, Range<usize>, &mut f32),
+    ) {
+        // Walks past the rays repeat the first ray and never step.
+        let mut walks: [Walk; INTERLEAVE] = std::array::from_fn(|k| {
+            let k = if k < rays.len() { k } else { 0 };
+            Walk::new(0, &rays[k], t_max[k])
+        });
+        let mut live = (1u32 << rays.len()) - 1;
+        while live != 0 {
+            for (k, walk) in walks.iter_mut().enumerate() {
+                if live & 1 << k != 0
+                    && !walk.step::<AVX>(self, &mut |range, t: &mut f32| leaf(k, range, t))
+                {
+                    live &= !(1 << k);
                 }
-                stack[k] = entry;
-            }
-            // Pop the nearest entry still reachable; test leaves right away.
-            loop {
-                let Some((first, count, t)) = stack.pop() else {
-                    return;
-                };
-                if t > t_best * CULL_SLACK {
-                    continue;
-                }
-                if count == 0 {
-                    node = first as usize;
-                    break;
-                }
-                let first = first as usize;
-                leaf(first..first + count as usize, &mut t_best);
             }
         }
     }
@@ -418,7 +404,7 @@ impl WideTree {
 /// features.
 #[cfg(target_arch = "x86_64")]
 macro_rules! traversals {
-    ($closest:ident, $any:ident, $features:literal) => {
+    ($closest:ident, $each:ident, $any:ident, $features:literal) => {
         impl WideTree {
             #[doc = concat!("[`WideTree::closest`] compiled for `", $features, "`.")]
             ///
@@ -434,6 +420,22 @@ macro_rules! traversals {
                 leaf: impl FnMut(Range<usize>, &mut f32),
             ) {
                 self.closest_with::<true>(0, ray, t_max, leaf)
+            }
+
+            #[doc = concat!("[`WideTree::closest_each`] compiled for `", $features, "`.")]
+            ///
+            /// # Safety
+            ///
+            /// The CPU must support those features.
+            #[allow(unsafe_code)]
+            #[target_feature(enable = $features)]
+            unsafe fn $each(
+                &self,
+                rays: &[Ray],
+                t_max: &[f32],
+                leaf: impl FnMut(usize, Range<usize>, &mut f32),
+            ) {
+                self.closest_each_with::<true>(rays, t_max, leaf)
             }
 
             #[doc = concat!("[`WideTree::any`] compiled for `", $features, "`.")]
@@ -456,9 +458,14 @@ macro_rules! traversals {
 }
 
 #[cfg(target_arch = "x86_64")]
-traversals!(closest_avx, any_avx, "avx");
+traversals!(closest_avx, closest_each_avx, any_avx, "avx");
 #[cfg(target_arch = "x86_64")]
-traversals!(closest_avx512, any_avx512, "avx,avx2,avx512f,avx512vl");
+traversals!(
+    closest_avx512,
+    closest_each_avx512,
+    any_avx512,
+    "avx,avx2,avx512f,avx512vl"
+);
 
 /// [`WideTree::enter`] in one 8-wide group: each lane gives what the
 /// 4-wide groups give, bit for bit (the entry distances by the same
@@ -512,6 +519,107 @@ unsafe fn enter_avx(n: &WideNode, r: &Lanes, t_limit: f32) -> ([f32; WIDTH], u32
     unsafe { _mm256_storeu_ps(t_entry.as_mut_ptr(), t_near) };
     let mask = _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_LE_OQ>(t_near, t_far)) as u32;
     (t_entry, mask)
+}
+
+/// Rays whose walks [`WideTree::closest_each`] interleaves. Two: the
+/// workload mesh's bounce rays went 6–10% faster than one at a time, and
+/// with four 5% slower (more walks' state than stays close at hand).
+pub const INTERLEAVE: usize = 2;
+
+/// One ray's closest-hit walk down a wide tree, resumable node by node.
+struct Walk {
+    r: Lanes,
+    t_best: f32,
+    /// Entries: (first, count, entry distance); count 0 is a node.
+    stack: ArrayVec<(u32, u32, f32), STACK>,
+    /// The node to visit next.
+    node: usize,
+}
+
+impl Walk {
+    #[inline(always)]
+    fn new(root: u32, ray: &Ray, t_max: f32) -> Walk {
+        Walk {
+            r: Lanes::new(ray),
+            t_best: t_max,
+            stack: ArrayVec::new(),
+            node: root as usize,
+        }
+    }
+
+    /// Visits the next node: tests its children, puts the entered ones on
+    /// the stack (nearest on top) or goes straight into a lone interior
+    /// one, and pops entries, testing leaves at once (`leaf` lowers
+    /// `t_best` on a nearer hit), until it has the node to visit next.
+    /// False when the walk is done.
+    #[inline(always)]
+    fn step<const AVX: bool>(
+        &mut self,
+        tree: &WideTree,
+        leaf: &mut impl FnMut(Range<usize>, &mut f32),
+    ) -> bool {
+        let stack = &mut self.stack;
+        let n = &tree.nodes[self.node];
+        let (t_near, mask) = WideTree::enter::<AVX>(n, &self.r, self.t_best * CULL_SLACK);
+        // One interior child entered: go straight into it.
+        if mask.is_power_of_two() {
+            let lane = mask.trailing_zeros() as usize;
+            if n.count[lane] == 0 {
+                self.node = n.first[lane] as usize;
+                return true;
+            }
+        }
+        // The entered children, sorted far to near onto the stack.
+        let base = stack.len();
+        let mut lanes = mask;
+        // Exactly two children (one bit left once the lowest is
+        // cleared; no `popcnt` in the copies' target features).
+        if (mask & mask.wrapping_sub(1)).is_power_of_two() {
+            // The commonest case after one, ordered by a select rather
+            // than a branch on the distances, which goes either way.
+            let a = lanes.trailing_zeros() as usize;
+            let b = (lanes & (lanes - 1)).trailing_zeros() as usize;
+            tree.prefetch_child(n, a);
+            tree.prefetch_child(n, b);
+            let (near, far) = if t_near[b] < t_near[a] {
+                (b, a)
+            } else {
+                (a, b)
+            };
+            stack.push((n.first[far], n.count[far], t_near[far]));
+            stack.push((n.first[near], n.count[near], t_near[near]));
+            lanes = 0;
+        }
+        while lanes != 0 {
+            let lane = lanes.trailing_zeros() as usize;
+            lanes &= lanes - 1;
+            tree.prefetch_child(n, lane);
+            let entry = (n.first[lane], n.count[lane], t_near[lane]);
+            // Insertion: keep stack[base..] sorted by decreasing t.
+            stack.push(entry);
+            let mut k = stack.len() - 1;
+            while k > base && stack[k - 1].2 < entry.2 {
+                stack[k] = stack[k - 1];
+                k -= 1;
+            }
+            stack[k] = entry;
+        }
+        // Pop the nearest entry still reachable; test leaves right away.
+        loop {
+            let Some((first, count, t)) = stack.pop() else {
+                return false;
+            };
+            if t > self.t_best * CULL_SLACK {
+                continue;
+            }
+            if count == 0 {
+                self.node = first as usize;
+                return true;
+            }
+            let first = first as usize;
+            leaf(first..first + count as usize, &mut self.t_best);
+        }
+    }
 }
 
 /// A ray spread over four lanes.
