@@ -24,7 +24,8 @@
 //! ray by ray: for the closest hits, two rays at a time with their walks
 //! interleaved node by node ([`WideTree::closest_each`]), so that one ray's
 //! box tests run while the other's next node comes from memory (the
-//! workload mesh's bounce rays 6–10% faster; four at a time, 5% slower).
+//! workload mesh's bounce rays 6–10% faster; three or four at a time, 5%
+//! slower than one).
 
 use std::ops::Range;
 

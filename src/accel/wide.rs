@@ -522,8 +522,9 @@ unsafe fn enter_avx(n: &WideNode, r: &Lanes, t_limit: f32) -> ([f32; WIDTH], u32
 }
 
 /// Rays whose walks [`WideTree::closest_each`] interleaves. Two: the
-/// workload mesh's bounce rays went 6–10% faster than one at a time, and
-/// with four 5% slower (more walks' state than stays close at hand).
+/// workload mesh's bounce rays went 6–10% faster than one at a time; with
+/// three 5% slower than one, with four as slow (more walks' state than
+/// stays close at hand).
 pub const INTERLEAVE: usize = 2;
 
 /// One ray's closest-hit walk down a wide tree, resumable node by node.
