@@ -805,10 +805,12 @@ mod tests {
                 .map(|&v| m.transform_point3(v))
                 .collect();
             let exact = placed.iter().fold(Aabb::EMPTY, |b, &q| b.grow(q));
-            let widening = (exact.min - tight.min).max(tight.max - exact.max);
+            let (below, above) = (exact.min - tight.min, tight.max - exact.max);
             assert!(
-                widening.cmpge(Vec3::ZERO).all() && widening.max_element() < 1e-4,
-                "{k}: {widening}"
+                below.cmpge(Vec3::ZERO).all()
+                    && above.cmpge(Vec3::ZERO).all()
+                    && below.max(above).max_element() < 1e-4,
+                "{k}: {below} {above}"
             );
             let loose = transform_bounds(&bvh.bounds(), &m);
             assert!(tight.min.cmpge(loose.min).all() && tight.max.cmple(loose.max).all());
