@@ -158,9 +158,7 @@ impl Tree {
     ) {
         self.wide.closest_octet(rays, t_max, leaf)
     }
-}
 
-impl Tree {
     /// [`Tree::any`] for up to [`OCTET`] rays at once; see
     /// [`WideTree::any_octet`].
     #[inline(always)]
