@@ -111,7 +111,10 @@ impl TopLevel {
         // hold everything, are tested on their own before it (as batches
         // where rays come in batches): in the tree, every ray entered the
         // terrain's leaf and was handed it only to pass it over.
-        let vertices: Vec<Vec<Vec3>> = meshes.iter().map(Bvh::vertices).collect();
+        let shapes: Vec<(Vec<Vec3>, f32)> = meshes
+            .iter()
+            .map(|m| (m.vertices(), reach(&m.bounds())))
+            .collect();
         let placed: Vec<(u32, Aabb)> = objects
             .par_iter()
             .enumerate()
@@ -121,7 +124,10 @@ impl TopLevel {
                     k as u32,
                     match *placement {
                         Object::WORLD => meshes[*mesh as usize].bounds(),
-                        p => placed_bounds(&vertices[*mesh as usize], &placements[p as usize]),
+                        p => {
+                            let (vertices, reach) = &shapes[*mesh as usize];
+                            placed_bounds(vertices, *reach, &placements[p as usize])
+                        }
                     },
                 )),
             })
@@ -290,8 +296,8 @@ impl TopLevel {
     ) {
         match self.object(object) {
             ObjectRef::Mesh { mesh, placement } if !mask.is_power_of_two() => {
-                let (local, ks) = object_rays(octet, mask, self.object_from_world(placement));
-                let limits: ArrayVec<f32, OCTET> = ks.iter().map(|&k| t_best[k]).collect();
+                let (local, limits, ks) =
+                    object_rays(octet, t_best, mask, self.object_from_world(placement));
                 let mut found = [None; OCTET];
                 self.meshes[mesh as usize].intersect_batch(&local, &limits, &mut found[..ks.len()]);
                 for (&k, found) in ks.iter().zip(found) {
@@ -395,16 +401,13 @@ impl TopLevel {
     /// `object` blocks within their limits.
     #[inline]
     fn blocks_on_object(&self, object: u32, octet: &[Ray], limits: &[f32], mask: u32) -> u32 {
-        if mask == 0 {
-            return 0;
-        }
         if mask.is_power_of_two() {
             let k = mask.trailing_zeros() as usize;
             return u32::from(self.object_blocks(object, &octet[k], limits[k])) << k;
         }
         let slot = self.slots[object as usize];
-        let (local, ks) = object_rays(octet, mask, self.object_from_world(slot.placement));
-        let local_limits: ArrayVec<f32, OCTET> = ks.iter().map(|&k| limits[k]).collect();
+        let (local, local_limits, ks) =
+            object_rays(octet, limits, mask, self.object_from_world(slot.placement));
         let mut found = [false; OCTET];
         self.meshes[slot.mesh as usize].occluded_batch(
             &local,
@@ -515,37 +518,47 @@ fn offer(candidate: ObjectHit, t_best: &mut f32, best: &mut Option<ObjectHit>) {
 }
 
 /// The rays of `octet` named by `mask`, in the object space of an object
-/// placed by `object_from_world`, with their indices in the octet.
+/// placed by `object_from_world`, with their limits (from `limits`, one
+/// per ray of the octet) and their indices in the octet.
 #[inline]
 fn object_rays(
     octet: &[Ray],
+    limits: &[f32],
     mask: u32,
     object_from_world: Option<Affine3A>,
-) -> (ArrayVec<Ray, OCTET>, ArrayVec<usize, OCTET>) {
+) -> (
+    ArrayVec<Ray, OCTET>,
+    ArrayVec<f32, OCTET>,
+    ArrayVec<usize, OCTET>,
+) {
     let ks: ArrayVec<usize, OCTET> = rays_of(mask).collect();
     let rays = ks
         .iter()
         .map(|&k| in_space(&octet[k], object_from_world))
         .collect();
-    (rays, ks)
+    let limits = ks.iter().map(|&k| limits[k]).collect();
+    (rays, limits, ks)
 }
 
-/// The world box of a mesh with vertices `vertices` (in its own space)
-/// placed by `m`: the box of the placed vertices, widened by eight
-/// roundings of the largest magnitude in the transform's sums. A ray is
+/// The largest coordinate, in magnitude, of anything in box `b`.
+fn reach(b: &Aabb) -> f32 {
+    b.min.abs().max(b.max.abs()).max_element()
+}
+
+/// The world box of a mesh with vertices `vertices` (in its own space, no
+/// coordinate larger than `reach` in magnitude) placed by `m`: the box of
+/// the placed vertices, widened by eight roundings of the largest
+/// magnitude in the transform's sums. A ray is
 /// carried into the mesh's space rather than the vertices out of it, so
 /// the box must hold the vertices as that ray meets them, and a box face
 /// through a vertex would cull a ray that grazes it by a rounding.
-fn placed_bounds(vertices: &[Vec3], m: &Affine3A) -> Aabb {
+fn placed_bounds(vertices: &[Vec3], reach: f32, m: &Affine3A) -> Aabb {
     let b = vertices
         .iter()
         .fold(Aabb::EMPTY, |acc, &v| acc.grow(m.transform_point3(v)));
     if b.min.x > b.max.x {
         return b;
     }
-    let reach = vertices
-        .iter()
-        .fold(0.0f32, |r, v| r.max(v.abs().max_element()));
     let linear = m.matrix3.x_axis.abs() + m.matrix3.y_axis.abs() + m.matrix3.z_axis.abs();
     let magnitude = Vec3::from(m.translation).abs().max_element() + linear.max_element() * reach;
     let pad = Vec3::splat(magnitude * 8.0 * f32::EPSILON);
@@ -798,7 +811,7 @@ mod tests {
         let mut ratio = 0.0;
         for k in 0..n as usize {
             let m = placement(k);
-            let tight = placed_bounds(&vertices, &m);
+            let tight = placed_bounds(&vertices, reach(&bvh.bounds()), &m);
             let placed: Vec<Vec3> = rock
                 .positions
                 .iter()
