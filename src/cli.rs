@@ -6,12 +6,13 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use scree::camera::{FisheyeCircle, FisheyeMapping};
+use scree::camera::{FisheyeCircle, FisheyeMapping, ProjectionFile};
 use scree::error::{Error, Result};
-use scree::job::{Area, Frames, ProjectionChoice, RenderJob};
+use scree::job::{Area, Frames, RenderJob};
 use scree::output::Format;
 use scree::scene;
-use scree::scene::choice::{Overrides, ProjectionKind};
+use scree::scene::overrides::named_value;
+use scree::scene::Overrides;
 
 #[derive(Parser)]
 #[command(
@@ -217,17 +218,20 @@ pub fn number_where(
 pub struct ProjectionArgs {
     /// Projection to render with instead of the scene's. Its parameters are
     /// the scene's when the type is the same, the type's defaults otherwise.
-    #[arg(long, value_enum)]
-    pub projection: Option<ProjectionArg>,
+    /// The type as scene files tag it: perspective, orthographic,
+    /// cylindrical, equirectangular or fisheye.
+    #[arg(long, value_name = "TYPE", value_parser = projection_tag)]
+    pub projection: Option<String>,
     /// Field of view, degrees (horizontal; across the image circle for fisheye).
     #[arg(long, allow_negative_numbers = true)]
     pub fov: Option<f64>,
-    /// Fisheye mapping.
-    #[arg(long, value_enum)]
-    pub mapping: Option<MappingArg>,
-    /// Fisheye image circle.
-    #[arg(long, value_enum)]
-    pub circle: Option<CircleArg>,
+    /// Fisheye mapping, as scene files name it: equidistant, equisolid,
+    /// stereographic or orthographic.
+    #[arg(long, value_parser = named::<FisheyeMapping>)]
+    pub mapping: Option<FisheyeMapping>,
+    /// Fisheye image circle, as scene files name it: circular or full_frame.
+    #[arg(long, value_parser = named::<FisheyeCircle>)]
+    pub circle: Option<FisheyeCircle>,
     /// Orthographic view width, world units.
     #[arg(long, allow_negative_numbers = true)]
     pub ortho_width: Option<f64>,
@@ -460,43 +464,6 @@ pub enum FormatArg {
     Exr,
 }
 
-/// Projection types, as named on the command line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ProjectionArg {
-    /// Pinhole camera.
-    Perspective,
-    /// Parallel rays.
-    Orthographic,
-    /// Panorama curved about the vertical axis.
-    Cylindrical,
-    /// Latitude/longitude.
-    Equirectangular,
-    /// Fisheye lens.
-    Fisheye,
-}
-
-/// Fisheye mappings, as named on the command line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum MappingArg {
-    /// Radius proportional to the off-axis angle.
-    Equidistant,
-    /// Equal-area: radius ∝ sin(α/2).
-    Equisolid,
-    /// Conformal: radius ∝ tan(α/2).
-    Stereographic,
-    /// Radius ∝ sin α (at most 180°).
-    Orthographic,
-}
-
-/// Fisheye image circles, as named on the command line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum CircleArg {
-    /// The circle's diameter is the image's shorter side.
-    Circular,
-    /// The circle's diameter is the image diagonal.
-    FullFrame,
-}
-
 impl From<FormatArg> for Format {
     fn from(f: FormatArg) -> Format {
         match f {
@@ -507,51 +474,29 @@ impl From<FormatArg> for Format {
     }
 }
 
-impl From<ProjectionArg> for ProjectionKind {
-    fn from(p: ProjectionArg) -> ProjectionKind {
-        match p {
-            ProjectionArg::Perspective => ProjectionKind::Perspective,
-            ProjectionArg::Orthographic => ProjectionKind::Orthographic,
-            ProjectionArg::Cylindrical => ProjectionKind::Cylindrical,
-            ProjectionArg::Equirectangular => ProjectionKind::Equirectangular,
-            ProjectionArg::Fisheye => ProjectionKind::Fisheye,
-        }
-    }
-}
-
-impl From<MappingArg> for FisheyeMapping {
-    fn from(m: MappingArg) -> FisheyeMapping {
-        match m {
-            MappingArg::Equidistant => FisheyeMapping::Equidistant,
-            MappingArg::Equisolid => FisheyeMapping::Equisolid,
-            MappingArg::Stereographic => FisheyeMapping::Stereographic,
-            MappingArg::Orthographic => FisheyeMapping::Orthographic,
-        }
-    }
-}
-
-impl From<CircleArg> for FisheyeCircle {
-    fn from(c: CircleArg) -> FisheyeCircle {
-        match c {
-            CircleArg::Circular => FisheyeCircle::Circular,
-            CircleArg::FullFrame => FisheyeCircle::FullFrame,
-        }
-    }
-}
-
 impl ProjectionArgs {
-    /// The projection the arguments choose.
-    pub fn choice(&self) -> ProjectionChoice {
-        ProjectionChoice {
-            kind: self.projection.map(Into::into),
-            overrides: Overrides {
-                fov: self.fov,
-                width: self.ortho_width,
-                mapping: self.mapping.map(Into::into),
-                circle: self.circle.map(Into::into),
-            },
+    /// The overrides the arguments give.
+    pub fn overrides(&self) -> Overrides {
+        Overrides {
+            projection: self.projection.clone(),
+            fov: self.fov,
+            ortho_width: self.ortho_width,
+            mapping: self.mapping,
+            circle: self.circle,
+            ..Overrides::default()
         }
     }
+}
+
+/// A projection type as scene files tag it.
+fn projection_tag(s: &str) -> std::result::Result<String, String> {
+    let tag = s.to_ascii_lowercase();
+    ProjectionFile::named(&tag).map(|_| tag)
+}
+
+/// A value of a scene-file enum, as scene files name it.
+fn named<T: serde::de::DeserializeOwned>(s: &str) -> std::result::Result<T, String> {
+    named_value(s).ok_or_else(|| format!("`{s}` is not a name scene files use here"))
 }
 
 impl RenderArgs {
@@ -576,13 +521,15 @@ impl RenderArgs {
         Ok(RenderJob {
             scene: self.scene.clone(),
             output: self.output.clone(),
-            width: self.width,
-            height: self.height,
-            spp: self.spp,
-            seed: self.seed,
-            sun_elevation: self.sun_elevation,
-            sun_azimuth: self.sun_azimuth,
-            projection: self.projection.choice(),
+            overrides: Overrides {
+                width: self.width,
+                height: self.height,
+                samples: self.spp,
+                seed: self.seed,
+                sun_elevation: self.sun_elevation,
+                sun_azimuth: self.sun_azimuth,
+                ..self.projection.overrides()
+            },
             format: self.format.map(Into::into),
             area,
             full_canvas: self.full_canvas,

@@ -7,6 +7,7 @@ use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use scree::error::{Error, Result};
+use scree::scene::{overrides, Overrides, Source};
 use scree::world::World;
 use scree::{compare, diff, farm, job, output, scene};
 
@@ -54,20 +55,24 @@ pub fn merge(args: MergeArgs) -> Result<ExitCode> {
 }
 
 pub fn compare(args: CompareArgs) -> Result<ExitCode> {
-    let (mut scene, name) = job::load_scene(args.scene.as_deref(), &|_| {})?;
-    if let Some(spp) = args.spp {
-        scene.image.samples = spp;
-    }
-    let current = scene.camera.projection;
+    let source = Source::read(args.scene.as_deref())?;
+    let mut overrides = Overrides {
+        samples: args.spp,
+        ..Overrides::default()
+    };
+    let base = &source.file.camera.projection;
     let projections = args
         .projections
         .split(',')
-        .map(|item| scene::choice::parse_item(&current, item))
+        .map(|item| overrides::projection_item(item)?.projection_over(base))
         .collect::<Result<Vec<_>>>()?;
-    let layout = compare::Layout::new(projections.len(), args.cell_width, &scene);
-    scene.image.width = layout.cell_width;
-    scene.image.height = layout.cell_height;
-    scene.check_memory(&name, None)?;
+    let layout = compare::Layout::new(
+        projections.len(),
+        args.cell_width,
+        &source.scene(&overrides)?,
+    );
+    (overrides.width, overrides.height) = (Some(layout.cell_width), Some(layout.cell_height));
+    let scene = source.scene(&overrides)?;
     output::check_writable(&args.output)?;
 
     let pool = thread_pool(args.threads)?;
@@ -104,7 +109,7 @@ pub fn compare(args: CompareArgs) -> Result<ExitCode> {
         // The camera moves; each cell keeps its projection.
         frames
             .iter()
-            .map(|&k| grid(&job::frame_scene(&scene, &world, k)?))
+            .map(|&k| grid(&job::frame_scene(&source, &overrides, &scene, &world, k)?))
             .collect()
     })?;
     progress.finish_and_clear();
@@ -204,14 +209,11 @@ pub fn terrain(args: TerrainArgs) -> Result<ExitCode> {
                 .into(),
         ));
     }
-    let (mut scene, name) = job::load_scene(args.scene.as_deref(), &|_| {})?;
-    if let Some(n) = args.resolution {
-        scene.terrain.resolution = [n as usize, n as usize];
-    }
-    if let Some(seed) = args.seed {
-        scene.seed = seed;
-    }
-    scene.check_memory(&name, None)?;
+    let scene = Source::read(args.scene.as_deref())?.scene(&Overrides {
+        resolution: args.resolution.map(|n| [n, n]),
+        seed: args.seed,
+        ..Overrides::default()
+    })?;
     if let Some(h) = &args.heightmap {
         output::check_writable(h)?;
     }

@@ -11,13 +11,11 @@ use std::time::{Duration, Instant};
 
 use indicatif::ProgressBar;
 
-use crate::camera::Projection;
 use crate::error::{Error, Result};
 use crate::farm;
 use crate::output::{self, Format, Metadata};
 use crate::render::{self, Framebuffer, Rect, RenderStats};
-use crate::scene::choice::{self, ProjectionKind};
-use crate::scene::{self, Scene};
+use crate::scene::{self, Overrides, Scene, Source};
 use crate::world::{BuildOptions, World};
 
 /// Which pixels of the image a job renders.
@@ -39,17 +37,7 @@ pub enum Area {
     },
 }
 
-/// A camera projection chosen instead of the scene's (its parameters
-/// follow [`choice::choose`]).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct ProjectionChoice {
-    /// The projection type; None keeps the scene's.
-    pub kind: Option<ProjectionKind>,
-    /// Parameters given with it.
-    pub overrides: choice::Overrides,
-}
-
-/// What to render and where to write it; None keeps the scene's value.
+/// What to render and where to write it.
 #[derive(Debug, Clone, Default)]
 pub struct RenderJob {
     /// The scene file; None renders the built-in default scene.
@@ -57,20 +45,9 @@ pub struct RenderJob {
     /// The output file; None is the scene's name with `.png` in the
     /// current folder.
     pub output: Option<PathBuf>,
-    /// Image width; alone it keeps the scene's aspect ratio.
-    pub width: Option<u32>,
-    /// Image height; alone it keeps the scene's aspect ratio.
-    pub height: Option<u32>,
-    /// Samples per pixel.
-    pub spp: Option<u32>,
-    /// Seed.
-    pub seed: Option<u64>,
-    /// Sun elevation, degrees.
-    pub sun_elevation: Option<f64>,
-    /// Sun azimuth, degrees.
-    pub sun_azimuth: Option<f64>,
-    /// Projection instead of the scene's.
-    pub projection: ProjectionChoice,
+    /// Values that replace the scene file's (size, samples, seed, sun,
+    /// projection).
+    pub overrides: Overrides,
     /// Output format; None follows the extension.
     pub format: Option<Format>,
     /// The pixels to render.
@@ -171,70 +148,228 @@ impl fmt::Display for Summary {
     }
 }
 
-/// Loads the scene at `path` (or the built-in default) with `edit`
-/// applied to the raw file before validation; returns it with its name.
-pub fn load_scene(path: Option<&Path>, edit: scene::RawEdit) -> Result<(Scene, String)> {
-    match path {
-        Some(p) => Ok((scene::load_with(p, edit)?, p.display().to_string())),
-        None => Ok((
-            scene::default_scene_with(edit)?,
-            scene::DEFAULT_SCENE_NAME.to_string(),
-        )),
-    }
-}
-
 /// Runs `job` on the current rayon pool: ticks `progress` (setting its
 /// length and message), stops with [`Error::Interrupted`] when `cancel`
 /// is set, and leaves no file unless it finished.
 pub fn run(job: &RenderJob, progress: &ProgressBar, cancel: &AtomicBool) -> Result<Summary> {
     let start = Instant::now();
-    let sun_edit = |raw: &mut scene::SceneFile| {
-        if let Some(e) = job.sun_elevation {
-            raw.sun.elevation = e;
-        }
-        if let Some(a) = job.sun_azimuth {
-            raw.sun.azimuth = a;
-        }
-    };
-    let (mut scene, name) = load_scene(job.scene.as_deref(), &sun_edit)?;
-    apply_overrides(&mut scene, job)?;
+    let source = Source::read(job.scene.as_deref())?;
+    let scene = source.scene(&job.overrides)?;
     let load = start.elapsed();
-    scene.check_memory(&name, None)?;
-    let out = job.output.clone().unwrap_or_else(|| {
-        let stem = job
-            .scene
-            .as_deref()
-            .and_then(Path::file_stem)
-            .map_or("rocky-valley".into(), |s| s.to_string_lossy().into_owned());
-        let frame = if job.frames.is_some() { "-####" } else { "" };
-        PathBuf::from(format!("{stem}{frame}.png"))
-    });
-    let format = output::format_for(&out, job.format)?;
-    output::check_folder(&out)?;
-    let frames = frame_list(job, &scene, &out)?;
-    let (w, h) = (scene.image.width, scene.image.height);
-    let region = match &job.area {
-        Area::Full => None,
-        Area::Region(r) => Some(farm::parse_region(r, w, h)?),
-        Area::Crop(c) => Some(farm::parse_crop(c, w, h)?),
-        Area::Tile { k, n } => Some(farm::tile(*k, *n, w, h)?),
-    };
-    if job.full_canvas && region.is_none() {
-        return Err(Error::Usage(
-            "--full-canvas needs --region, --crop or --tile".into(),
-        ));
-    }
-    let key = render_key(job.scene.as_deref(), &scene)?;
-    let area = region.unwrap_or(farm::full(w, h));
-
-    let tiles = render::tile_count(area.width(), area.height());
-    progress.set_length(tiles * frames.len().max(1) as u64);
+    let plan = Plan::new(job, &source, &scene)?;
+    progress.set_length(plan.tiles * plan.frames.len().max(1) as u64);
     progress.set_message("building terrain");
     let options = BuildOptions {
-        traced_pixels: Some(area.width() as u64 * area.height() as u64),
+        traced_pixels: Some(plan.area.width() as u64 * plan.area.height() as u64),
         ..BuildOptions::default()
     };
     let world = World::build_with(&scene, options);
+    if cancel.load(Ordering::SeqCst) {
+        return Err(Error::Interrupted);
+    }
+    let mut done = Done {
+        warnings: dem_warnings(&scene),
+        written: plan.out.clone(),
+        ..Done::default()
+    };
+    let passes: Vec<Option<u32>> = match plan.frames.is_empty() {
+        true => vec![None],
+        false => plan.frames.iter().copied().map(Some).collect(),
+    };
+    for (n, &frame) in passes.iter().enumerate() {
+        let posed = match frame {
+            None => scene.clone(),
+            Some(k) => frame_scene(&source, &job.overrides, &scene, &world, k)?,
+        };
+        warn_below_ground(&posed, &world, frame, &mut done.warnings);
+        progress.set_message(match frame {
+            Some(k) => format!("frame {k} ({} of {})", n + 1, passes.len()),
+            None => "tracing".into(),
+        });
+        render_pass(
+            job, &plan, &posed, &world, frame, progress, cancel, &mut done,
+        )?;
+    }
+    progress.finish_and_clear();
+    if let (Some(path), Some(animation)) = (&job.preview, &scene.animation) {
+        output::write_apng(&done.preview, animation.fps, path)?;
+    }
+    let world_note = world_note(&world);
+    drop(world);
+    let stats = done.stats;
+    if stats.bad_samples > 0 {
+        let (x, y) = stats.first_bad_pixel.unwrap_or_default();
+        done.warnings.push(format!(
+            "{} samples were NaN or infinite and were replaced by black; the first was in pixel ({x}, {y})",
+            stats.bad_samples
+        ));
+    }
+    Ok(Summary {
+        output: done.written,
+        size: done.size.unwrap_or((plan.area.width(), plan.area.height())),
+        full_size: plan.full_size,
+        region: plan.region,
+        spp: scene.image.samples,
+        frames: (!plan.frames.is_empty())
+            .then_some((plan.frames.len() - done.skipped, done.skipped)),
+        total: start.elapsed(),
+        load,
+        write: done.write,
+        world: world_note,
+        stats,
+        threads: rayon::current_num_threads(),
+        warnings: done.warnings,
+    })
+}
+
+/// What a job writes, decided before anything is built: the output, its
+/// format, the frames, the pixels and the key that ties region renders of
+/// one scene together.
+struct Plan {
+    out: PathBuf,
+    format: Format,
+    frames: Vec<u32>,
+    full_size: (u32, u32),
+    region: Option<Rect>,
+    area: Rect,
+    key: String,
+    name: String,
+    tiles: u64,
+}
+
+impl Plan {
+    fn new(job: &RenderJob, source: &Source, scene: &Scene) -> Result<Plan> {
+        let out = job.output.clone().unwrap_or_else(|| {
+            let stem = job
+                .scene
+                .as_deref()
+                .and_then(Path::file_stem)
+                .map_or("rocky-valley".into(), |s| s.to_string_lossy().into_owned());
+            let frame = if job.frames.is_some() { "-####" } else { "" };
+            PathBuf::from(format!("{stem}{frame}.png"))
+        });
+        let format = output::format_for(&out, job.format)?;
+        output::check_folder(&out)?;
+        let frames = frame_list(job, scene, &out)?;
+        let (w, h) = (scene.image.width, scene.image.height);
+        let region = match &job.area {
+            Area::Full => None,
+            Area::Region(r) => Some(farm::parse_region(r, w, h)?),
+            Area::Crop(c) => Some(farm::parse_crop(c, w, h)?),
+            Area::Tile { k, n } => Some(farm::tile(*k, *n, w, h)?),
+        };
+        if job.full_canvas && region.is_none() {
+            return Err(Error::Usage(
+                "--full-canvas needs --region, --crop or --tile".into(),
+            ));
+        }
+        let area = region.unwrap_or(farm::full(w, h));
+        Ok(Plan {
+            key: render_key(job.scene.as_deref(), scene)?,
+            name: source.name.clone(),
+            tiles: render::tile_count(area.width(), area.height()),
+            out,
+            format,
+            frames,
+            full_size: (w, h),
+            region,
+            area,
+        })
+    }
+}
+
+/// What the passes of a job have done so far.
+#[derive(Default)]
+struct Done {
+    stats: RenderStats,
+    preview: Vec<image::RgbaImage>,
+    skipped: usize,
+    write: Duration,
+    size: Option<(u32, u32)>,
+    written: PathBuf,
+    warnings: Vec<String>,
+}
+
+/// Renders one pass (the still, or frame `frame`) of `posed` and writes
+/// it, unless the frame is there already from the same scene.
+#[allow(clippy::too_many_arguments)]
+fn render_pass(
+    job: &RenderJob,
+    plan: &Plan,
+    posed: &Scene,
+    world: &World,
+    frame: Option<u32>,
+    progress: &ProgressBar,
+    cancel: &AtomicBool,
+    done: &mut Done,
+) -> Result<()> {
+    let (path, key) = match frame {
+        None => (plan.out.clone(), plan.key.clone()),
+        Some(k) => (
+            frame_path(&plan.out, k),
+            format!(
+                "{:016x}",
+                crate::hash::fnv1a(format!("{} frame {k}", plan.key).into_bytes())
+            ),
+        ),
+    };
+    let meta = Metadata {
+        scene: plan.name.clone(),
+        key,
+        seed: posed.seed,
+        spp: posed.image.samples,
+        full_size: plan.full_size,
+        region: plan.region,
+    };
+    done.written = path.clone();
+    let preview_width = job.preview_width.unwrap_or(320);
+    // A frame already there from the same scene and options: kept (a
+    // sequence resumes where it was interrupted).
+    if frame.is_some() && plan.format != Format::Exr && already_rendered(&path, &meta) {
+        done.skipped += 1;
+        progress.inc(plan.tiles);
+        if job.preview.is_some() {
+            let (image, _) = output::read_png(&path)?;
+            done.preview.push(preview_frame(&image, preview_width));
+        }
+        return Ok(());
+    }
+    let camera = posed.camera();
+    let (mut fb, stats) =
+        render::render_region(posed, world, &camera, plan.area, progress, cancel)?;
+    done.stats.add(&stats);
+    if job.full_canvas {
+        let (w, h) = plan.full_size;
+        let mut canvas = Framebuffer::new(w, h);
+        canvas.put(plan.area, &fb.pixels);
+        fb = canvas;
+    }
+    done.size = Some((fb.width, fb.height));
+    let write_start = Instant::now();
+    let (exposure, tonemap) = (posed.image.exposure_scale, posed.image.tonemap);
+    match plan.format {
+        Format::Png => {
+            let image = fb.to_srgb8(exposure, tonemap);
+            output::write_png_with(&image, &meta, &path)?;
+            if job.preview.is_some() {
+                done.preview.push(preview_frame(&image, preview_width));
+            }
+        }
+        Format::Png16 => output::write_png_with(&fb.to_linear16(exposure), &meta, &path)?,
+        Format::Exr => output::write_exr(
+            fb.width,
+            fb.height,
+            &fb.to_linear_rgba(exposure),
+            &meta,
+            &path,
+        )?,
+    }
+    done.write += write_start.elapsed();
+    Ok(())
+}
+
+/// A warning for a DEM whose nodata cells were filled.
+fn dem_warnings(scene: &Scene) -> Vec<String> {
     let mut warnings = Vec::new();
     if let crate::terrain::Generator::Heightmap(m) = &scene.terrain.generator {
         if let Some(dem) = m.dem.as_ref().filter(|d| d.filled > 0) {
@@ -244,119 +379,27 @@ pub fn run(job: &RenderJob, progress: &ProgressBar, cancel: &AtomicBool) -> Resu
             ));
         }
     }
-    if cancel.load(Ordering::SeqCst) {
-        return Err(Error::Interrupted);
-    }
-    let mut preview = Vec::new();
-    let preview_width = job.preview_width.unwrap_or(320);
-    let mut stats_all = RenderStats::default();
-    let mut skipped = 0;
-    let mut write = Duration::ZERO;
-    let mut size = (0, 0);
-    let mut written = out.clone();
-    // A still is one pass of this loop, with the scene as it is.
-    let passes: Vec<Option<u32>> = if frames.is_empty() {
-        vec![None]
-    } else {
-        frames.iter().copied().map(Some).collect()
+    warnings
+}
+
+/// A warning (the first only) for a camera below the terrain's surface.
+fn warn_below_ground(posed: &Scene, world: &World, frame: Option<u32>, warnings: &mut Vec<String>) {
+    let eye = posed.camera.position;
+    let Some(ground) = world.terrain_height(eye.x, eye.z).filter(|&g| eye.y < g) else {
+        return;
     };
-    for (n, &frame) in passes.iter().enumerate() {
-        let (posed, path, frame_key) = match frame {
-            None => (scene.clone(), out.clone(), key.clone()),
-            Some(k) => {
-                let posed = frame_scene(&scene, &world, k)?;
-                let frame_key = format!(
-                    "{:016x}",
-                    crate::hash::fnv1a(format!("{key} frame {k}").into_bytes())
-                );
-                (posed, frame_path(&out, k), frame_key)
-            }
-        };
-        let eye = posed.camera.position;
-        let ground = if frame.is_none() {
-            world.ground_under_camera
-        } else {
-            world.terrain_height(eye.x, eye.z)
-        };
-        if let Some(ground) = ground.filter(|&g| eye.y < g) {
-            if warnings.is_empty() {
-                let at = frame.map_or(String::new(), |k| format!("in frame {k} "));
-                warnings.push(format!(
-                    "the camera {at}at ({}, {}, {}) is below the terrain surface (height {ground} under it), so the image shows the terrain from beneath; raise camera.position[1] above {ground}",
-                    eye.x, eye.y, eye.z
-                ));
-            }
-        }
-        let meta = Metadata {
-            scene: name.clone(),
-            key: frame_key,
-            seed: posed.seed,
-            spp: posed.image.samples,
-            full_size: (w, h),
-            region,
-        };
-        written = path.clone();
-        // A frame already there from the same scene and options: kept
-        // (a sequence resumes where it was interrupted).
-        if frame.is_some() && format != Format::Exr && already_rendered(&path, &meta) {
-            skipped += 1;
-            progress.inc(tiles);
-            if job.preview.is_some() {
-                let (image, _) = output::read_png(&path)?;
-                preview.push(preview_frame(&image, preview_width));
-            }
-            continue;
-        }
-        if let Some(k) = frame {
-            progress.set_message(format!("frame {k} ({} of {})", n + 1, passes.len()));
-        } else {
-            progress.set_message("tracing");
-        }
-        let camera = posed.camera();
-        let (mut fb, stats) =
-            render::render_region(&posed, &world, &camera, area, progress, cancel)?;
-        stats_all.primary_rays += stats.primary_rays;
-        stats_all.shadow_rays += stats.shadow_rays;
-        stats_all.samples += stats.samples;
-        stats_all.pixels += stats.pixels;
-        stats_all.trace_time += stats.trace_time;
-        if stats_all.first_bad_pixel.is_none() {
-            stats_all.first_bad_pixel = stats.first_bad_pixel;
-        }
-        stats_all.bad_samples += stats.bad_samples;
-        if job.full_canvas {
-            let mut canvas = Framebuffer::new(w, h);
-            canvas.put(area, &fb.pixels);
-            fb = canvas;
-        }
-        size = (fb.width, fb.height);
-        let write_start = Instant::now();
-        let (exposure, tonemap) = (posed.image.exposure_scale, posed.image.tonemap);
-        match format {
-            Format::Png => {
-                let image = fb.to_srgb8(exposure, tonemap);
-                output::write_png_with(&image, &meta, &path)?;
-                if job.preview.is_some() {
-                    preview.push(preview_frame(&image, preview_width));
-                }
-            }
-            Format::Png16 => output::write_png_with(&fb.to_linear16(exposure), &meta, &path)?,
-            Format::Exr => output::write_exr(
-                fb.width,
-                fb.height,
-                &fb.to_linear_rgba(exposure),
-                &meta,
-                &path,
-            )?,
-        }
-        write += write_start.elapsed();
+    if warnings.is_empty() {
+        let at = frame.map_or(String::new(), |k| format!("in frame {k} "));
+        warnings.push(format!(
+            "the camera {at}at ({}, {}, {}) is below the terrain surface (height {ground} under it), so the image shows the terrain from beneath; raise camera.position[1] above {ground}",
+            eye.x, eye.y, eye.z
+        ));
     }
-    progress.finish_and_clear();
-    if let (Some(path), Some(animation)) = (&job.preview, &scene.animation) {
-        let fps = animation.fps;
-        output::write_apng(&preview, fps, path)?;
-    }
-    let world_note = format!(
+}
+
+/// The world's figures for the summary, as one clause.
+fn world_note(world: &World) -> String {
+    format!(
         "terrain {:.0} ms, {} triangles ({} stored), {} rocks{}, acceleration build {:.0} ms, {:.1} MiB ({:.1} MiB with shading data)",
         world.generate_time.as_secs_f64() * 1e3,
         world.triangle_count(),
@@ -369,33 +412,7 @@ pub fn run(job: &RenderJob, progress: &ProgressBar, cancel: &AtomicBool) -> Resu
         world.bvh_time.as_secs_f64() * 1e3,
         world.accel_bytes() as f64 / (1 << 20) as f64,
         world.memory_bytes() as f64 / (1 << 20) as f64,
-    );
-    drop(world);
-    if stats_all.bad_samples > 0 {
-        let (x, y) = stats_all.first_bad_pixel.unwrap_or_default();
-        warnings.push(format!(
-            "{} samples were NaN or infinite and were replaced by black; the first was in pixel ({x}, {y})",
-            stats_all.bad_samples
-        ));
-    }
-    if size == (0, 0) {
-        size = (area.width(), area.height());
-    }
-    Ok(Summary {
-        output: written,
-        size,
-        full_size: (w, h),
-        region,
-        spp: scene.image.samples,
-        frames: (!frames.is_empty()).then_some((frames.len() - skipped, skipped)),
-        total: start.elapsed(),
-        load,
-        write,
-        world: world_note,
-        stats: stats_all,
-        threads: rayon::current_num_threads(),
-        warnings,
-    })
+    )
 }
 
 /// The frames `job` asks for, checked against the scene's animation and
@@ -455,9 +472,10 @@ pub fn frame_path(out: &Path, k: u32) -> PathBuf {
     PathBuf::from(format!("{}{k:0width$}{}", &text[..start], &text[end..]))
 }
 
-/// The scene at frame `k` of its animation, with a follow camera held
-/// `clearance` above the terrain under it.
-pub fn frame_scene(scene: &Scene, world: &World, k: u32) -> Result<Scene> {
+/// The overrides that pose the camera and the sun at frame `k` of the
+/// scene's animation, with a follow camera held `clearance` above the
+/// terrain under it.
+pub fn frame_overrides(scene: &Scene, world: &World, k: u32) -> Result<Overrides> {
     let animation = scene
         .animation
         .as_ref()
@@ -468,7 +486,22 @@ pub fn frame_scene(scene: &Scene, world: &World, k: u32) -> Result<Scene> {
             p.y = p.y.max(ground as f64 + clearance);
         }
     }
-    scene.posed(&pose)
+    Ok(Overrides::pose(&pose))
+}
+
+/// The scene at frame `k` of its animation: `source` validated with
+/// `overrides` and the frame's pose on top ([`frame_overrides`]).
+pub fn frame_scene(
+    source: &Source,
+    overrides: &Overrides,
+    scene: &Scene,
+    world: &World,
+    k: u32,
+) -> Result<Scene> {
+    let pose = overrides.then(&frame_overrides(scene, world, k)?);
+    source
+        .scene(&pose)
+        .map_err(|e| Error::Usage(format!("frame {k} of the animation: {e}")))
 }
 
 /// Whether `path` is a PNG this job wrote already: same scene key.
@@ -521,35 +554,6 @@ pub fn render_key(path: Option<&Path>, scene: &Scene) -> Result<String> {
     ))
 }
 
-/// The job's values replace the scene's. A width or height alone keeps
-/// the scene's aspect ratio.
-fn apply_overrides(scene: &mut Scene, job: &RenderJob) -> Result<()> {
-    let p = job.projection;
-    let chosen: Projection = choice::choose(&scene.camera.projection, p.kind, p.overrides)?;
-    scene.camera.projection = chosen;
-    let img = &mut scene.image;
-    let aspect = img.width as f64 / img.height as f64;
-    match (job.width, job.height) {
-        (Some(w), Some(h)) => (img.width, img.height) = (w, h),
-        (Some(w), None) => {
-            img.width = w;
-            img.height = ((w as f64 / aspect).round() as u32).clamp(1, scene::MAX_IMAGE_SIDE);
-        }
-        (None, Some(h)) => {
-            img.height = h;
-            img.width = ((h as f64 * aspect).round() as u32).clamp(1, scene::MAX_IMAGE_SIDE);
-        }
-        (None, None) => {}
-    }
-    if let Some(spp) = job.spp {
-        img.samples = spp;
-    }
-    if let Some(seed) = job.seed {
-        scene.seed = seed;
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -573,12 +577,13 @@ mod tests {
     /// underground; where the path is high enough it is left alone.
     #[test]
     fn a_follow_camera_never_dips_under_the_terrain() {
-        let scene = scene::parse(FOLLOW, "follow.json", Path::new(".")).unwrap();
+        let source = Source::parse(FOLLOW, "follow.json", Path::new(".")).unwrap();
+        let scene = source.scene(&Overrides::default()).unwrap();
         let world = World::build(&scene);
         let animation = scene.animation.as_ref().unwrap();
         let (mut lifted, mut kept) = (0, 0);
         for k in 0..animation.frames {
-            let posed = frame_scene(&scene, &world, k).unwrap();
+            let posed = frame_scene(&source, &Overrides::default(), &scene, &world, k).unwrap();
             let eye = posed.camera.position;
             let ground = world
                 .terrain_height(eye.x, eye.z)
@@ -605,12 +610,16 @@ mod tests {
     #[test]
     fn the_flyovers_camera_stays_above_the_ground_all_the_way() {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/flyover.json");
-        let scene = scene::load(&path).unwrap();
+        let source = Source::read(Some(&path)).unwrap();
+        let scene = source.scene(&Overrides::default()).unwrap();
         let world = World::build(&scene);
         let animation = scene.animation.as_ref().unwrap();
         let clearance = animation.clearance.unwrap() as f32;
         for k in 0..animation.frames {
-            let eye = frame_scene(&scene, &world, k).unwrap().camera.position;
+            let eye = frame_scene(&source, &Overrides::default(), &scene, &world, k)
+                .unwrap()
+                .camera
+                .position;
             let ground = world
                 .terrain_height(eye.x, eye.z)
                 .expect("over the terrain");

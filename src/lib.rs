@@ -15,6 +15,7 @@ pub mod accel;
 pub mod animation;
 pub mod bench;
 pub mod camera;
+pub mod check;
 pub mod compare;
 pub mod diff;
 pub mod error;

@@ -12,6 +12,9 @@ use glam::{DVec2, DVec3, Vec2, Vec3};
 use crate::ray::Ray;
 use serde::Deserialize;
 
+pub mod file;
+pub use file::{CameraFile, CameraSettings, ProjectionFile};
+
 /// Fisheye radial mapping.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]

@@ -14,9 +14,10 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::watch;
 
+use crate::camera::ProjectionFile;
 use crate::error::{Error, Result};
 use crate::render;
-use crate::scene::{self, Scene};
+use crate::scene::{self, Overrides, Scene, Source};
 use crate::world::World;
 
 /// The controls the page sets on top of the scene file.
@@ -36,16 +37,26 @@ pub struct Controls {
     pub look_at: Option<[f64; 3]>,
 }
 
-/// The projection types a control may name.
-const PROJECTIONS: [&str; 5] = [
-    "perspective",
-    "orthographic",
-    "cylindrical",
-    "equirectangular",
-    "fisheye",
-];
-
 impl Controls {
+    /// The controls as overrides of a scene file whose projection is
+    /// `file` (a fov is left out where the projection has none).
+    fn overrides(&self, file: &ProjectionFile) -> Overrides {
+        let projection = match &self.projection {
+            Some(tag) => ProjectionFile::named(tag).ok(),
+            None => Some(file.clone()),
+        };
+        let orthographic = matches!(projection, Some(ProjectionFile::Orthographic { .. }));
+        Overrides {
+            sun_elevation: self.sun_elevation,
+            sun_azimuth: self.sun_azimuth,
+            exposure: self.exposure,
+            projection: self.projection.clone(),
+            fov: self.fov.filter(|_| !orthographic),
+            look_at: self.look_at,
+            ..Overrides::default()
+        }
+    }
+
     /// `raw` (a scene file's JSON) with the controls applied.
     fn apply(&self, raw: &mut Value) {
         let Some(root) = raw.as_object_mut() else {
@@ -120,12 +131,7 @@ impl Controls {
                 "exposure" => next.exposure = Some(number(k, v, -20.0, 20.0)?),
                 "fov" => next.fov = Some(number(k, v, 0.0, 360.0)?),
                 "projection" => {
-                    if !PROJECTIONS.contains(&v.as_str()) {
-                        return Err(format!(
-                            "projection: `{v}` is not one of {}",
-                            PROJECTIONS.join(", ")
-                        ));
-                    }
+                    ProjectionFile::named(v).map_err(|e| format!("projection: {e}"))?;
                     next.projection = Some(v.clone());
                 }
                 other => return Err(format!("unknown control `{other}`")),
@@ -381,16 +387,12 @@ impl Session {
         Ok(serde_json::to_string_pretty(&raw).expect("JSON serialises") + "\n")
     }
 
-    /// The scene read with `controls`; its text where the controls apply
-    /// (the original text otherwise, so that errors name its lines).
+    /// The scene read with `controls` as overrides (errors name the file's
+    /// lines), and its JSON with them applied.
     fn scene_with(&self, controls: &Controls) -> Result<(Scene, Value)> {
-        let (file, raw) = self.edited(controls)?;
-        let text = if *controls == Controls::default() {
-            file
-        } else {
-            serde_json::to_string_pretty(&raw).expect("JSON serialises")
-        };
-        let scene = scene::parse(&text, &self.name, &self.dir)?;
+        let (text, raw) = self.edited(controls)?;
+        let source = Source::parse(&text, &self.name, &self.dir)?;
+        let scene = source.scene(&controls.overrides(&source.file.camera.projection))?;
         Ok((scene, raw))
     }
 
@@ -662,9 +664,9 @@ fn named_files(raw: &Value, dir: &Path) -> Vec<PathBuf> {
 }
 
 /// What the world is built from: the terrain, rocks, scatter and seed of
-/// the scene, and the files it names as they are on disk.
+/// the scene, its populations, and the files it names as they are on disk.
 fn world_key(raw: &Value, files: &[PathBuf]) -> String {
-    let parts: Vec<String> = ["terrain", "rocks", "scatter", "seed"]
+    let parts: Vec<String> = ["terrain", "rocks", "scatter", "populations", "seed"]
         .iter()
         .map(|k| raw.get(*k).map_or(String::new(), Value::to_string))
         .chain(files.iter().map(|f| {

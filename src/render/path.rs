@@ -30,10 +30,10 @@
 
 use glam::Vec3;
 
+use super::direct::{first_surface, sun_disc};
 use super::light::{ray_offset, sun_probe_with, Probe, ProbeBatch};
 use super::sampler::SampleRng;
 use super::skymap::{emission, SkyMap};
-use super::{first_surface, sun_disc};
 use crate::ray::Ray;
 use crate::sampling::cosine_hemisphere;
 use crate::scene::Scene;
@@ -300,11 +300,11 @@ fn step(
     };
     let wo = -dir;
     let bsdf = |wi: Vec3| -> Vec3 {
-        let diffuse = albedo * std::f32::consts::FRAC_1_PI;
+        let diffuse = crate::shade::brdf::lambert(albedo);
         match gloss {
             None => diffuse,
             Some((share, roughness)) => {
-                diffuse + Vec3::splat(share * crate::shade::layers::ggx(n, wo, wi, roughness))
+                diffuse + Vec3::splat(share * crate::shade::brdf::ggx(n, wo, wi, roughness))
             }
         }
     };

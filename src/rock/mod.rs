@@ -20,8 +20,14 @@ use std::sync::Arc;
 use glam::{Affine3A, Quat, Vec3};
 
 use crate::mesh::TriangleMesh;
+pub use crate::texture::uv_of;
 use crate::texture::{Filter, Texture};
 pub use tessellate::{SphereMesh, Tessellation};
+
+pub mod file;
+pub use file::{
+    RockFile, RockMaterial, RockMaterialFile, RockSpec, ScatterFile, ScatterSpec, WhereFile,
+};
 
 /// Where a rock is and its shape before displacement: the unit sphere
 /// turned by `pre_rotation` (which only moves where the texture's poles and
@@ -333,16 +339,6 @@ fn finish(positions: Vec<Vec3>, sphere: &SphereMesh, flat: bool) -> TriangleMesh
         mesh.normals = mesh.area_weighted_normals();
     }
     mesh
-}
-
-/// Texture coordinates of unit object-space direction `d`: u = longitude/2π
-/// in [0, 1), v = polar angle/π (0 at the north pole, +y).
-#[inline]
-pub fn uv_of(d: Vec3) -> (f32, f32) {
-    let u = d.x.atan2(d.z) / std::f32::consts::TAU;
-    let u = if u < 0.0 { u + 1.0 } else { u };
-    let v = d.y.clamp(-1.0, 1.0).acos() / std::f32::consts::PI;
-    (u, v)
 }
 
 #[cfg(test)]

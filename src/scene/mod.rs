@@ -1,28 +1,26 @@
 //! Scenes: the JSON file ([`file`](mod@file)), its validation into a checked
 //! [`Scene`] ([`validate`]), and error locations ([`locate`]).
 
-pub mod choice;
+pub mod decode;
 pub mod file;
 pub mod locate;
+pub mod overrides;
 pub mod schema;
 pub mod validate;
 
 use std::path::{Path, PathBuf};
 
-use glam::Vec3;
-
 pub use crate::camera::{FisheyeCircle, FisheyeMapping};
 pub use crate::shade::tonemap::Tonemap;
 pub use file::SceneFile;
+pub use overrides::Overrides;
 
-use crate::camera::{Camera, Projection};
+use crate::camera::Camera;
+pub use crate::camera::CameraSettings;
 use crate::error::{Error, Result};
-use crate::rock::scatter::ScatterParams;
-use crate::rock::{Displacement, Placement, Tessellation};
+pub use crate::rock::{RockMaterial, RockSpec, ScatterSpec};
 use crate::shade::{Fog, Material, Sky, SkyLight, Sun};
 use crate::terrain::{Generator, PostStep, Recipe};
-use crate::texture::Texture;
-use std::sync::Arc;
 
 /// The built-in default scene (`scenes/rocky-valley.json`).
 pub const DEFAULT_SCENE: &str = include_str!("../../scenes/rocky-valley.json");
@@ -69,10 +67,6 @@ pub struct Scene {
     pub animation: Option<crate::animation::Animation>,
     /// Instances of meshes placed over the terrain.
     pub populations: Vec<crate::population::Population>,
-    /// The sun and sky as the file gave them, for frames that move the
-    /// sun ([`Scene::posed`]).
-    pub(crate) raw_sun: file::SunFile,
-    pub(crate) raw_sky: file::SkyFile,
     /// Camera placement and projection.
     pub camera: CameraSettings,
     /// Terrain description.
@@ -127,19 +121,6 @@ pub struct ImageSettings {
     pub transparent: bool,
 }
 
-/// Checked camera placement.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct CameraSettings {
-    /// Eye, world units.
-    pub position: Vec3,
-    /// Target, world units (differs from `position`).
-    pub look_at: Vec3,
-    /// Up hint (not parallel to the view direction).
-    pub up: Vec3,
-    /// Projection, radians.
-    pub projection: Projection,
-}
-
 /// Checked terrain description.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TerrainSettings {
@@ -181,59 +162,6 @@ impl TerrainSettings {
             planet_radius: self.planet_radius,
         }
     }
-}
-
-/// A checked rock.
-#[derive(Debug, Clone)]
-pub struct RockSpec {
-    /// Placement (with `rest_on_terrain`, the centre's y is set when the
-    /// terrain exists).
-    pub place: Placement,
-    /// `Some(sink)` to rest on the terrain.
-    pub rest_sink: Option<f32>,
-    /// How the sphere is cut into triangles.
-    pub tessellation: Tessellation,
-    /// Displacement (world units).
-    pub displacement: Option<Displacement>,
-    /// Colour.
-    pub material: RockMaterial,
-    /// Bumps in the rock's own space (tessellated rocks).
-    pub bump: Option<crate::shade::layers::Bump>,
-    /// Flat faces instead of recomputed smooth normals.
-    pub flat: bool,
-    /// Traced as an exact ellipsoid.
-    pub analytic: bool,
-}
-
-/// A rock's checked colour.
-#[derive(Debug, Clone)]
-pub enum RockMaterial {
-    /// One colour.
-    Albedo(Vec3),
-    /// A texture wrapped by (u, v), or laid triplanar with tiles of this
-    /// size (a fraction of the radius).
-    Texture(Arc<Texture>, Option<f32>),
-}
-
-/// Checked scatter settings.
-#[derive(Debug, Clone)]
-pub struct ScatterSpec {
-    /// Placement parameters.
-    pub params: ScatterParams,
-    /// How the shared meshes' sphere is cut into triangles.
-    pub tessellation: Tessellation,
-    /// Differently shaped meshes the rocks are instances of.
-    pub variants: u32,
-    /// Fracture planes cut into each variant.
-    pub facets: u32,
-    /// Per-rock brightness variation of an albedo, fraction.
-    pub variation: f32,
-    /// Displacement (fraction of the radius).
-    pub displacement: Option<Displacement>,
-    /// Colour.
-    pub material: RockMaterial,
-    /// Bumps in the rock's own space (tessellated rocks).
-    pub bump: Option<crate::shade::layers::Bump>,
 }
 
 /// Estimated peak bytes of a tile over [`crate::terrain::DOUBLE_SAMPLES`],
@@ -299,49 +227,6 @@ impl Scene {
         )
     }
 
-    /// The scene at a pose of its animation: the camera's eye, look-at and
-    /// fov and the sun (with the sky that follows it) replaced where the
-    /// pose gives them. Values were checked with the animation's keys;
-    /// between keys they stay within the keys' ranges.
-    pub fn posed(&self, pose: &crate::animation::Pose) -> Result<Scene> {
-        let mut s = self.clone();
-        let f = |v: glam::DVec3| Vec3::new(v.x as f32, v.y as f32, v.z as f32);
-        if let Some(p) = pose.position {
-            s.camera.position = f(p);
-        }
-        if let Some(p) = pose.look_at {
-            s.camera.look_at = f(p);
-        }
-        if let Some(u) = pose.up {
-            s.camera.up = f(u);
-        }
-        let view = s.camera.look_at - s.camera.position;
-        if view.length() < 1e-6 || s.camera.up.normalize().cross(view.normalize()).length() < 1e-4 {
-            return Err(Error::Usage(format!(
-                "the animation's camera at ({}, {}, {}) looks along its up direction or at its own eye; move the camera keys' look_at",
-                s.camera.position.x, s.camera.position.y, s.camera.position.z
-            )));
-        }
-        if let Some(fov) = pose.fov {
-            s.camera.projection = choice::choose(
-                &s.camera.projection,
-                None,
-                choice::Overrides {
-                    fov: Some(fov),
-                    ..Default::default()
-                },
-            )?;
-        }
-        if let Some((elevation, azimuth)) = pose.sun {
-            let mut sun = self.raw_sun.clone();
-            (sun.elevation, sun.azimuth) = (elevation, azimuth);
-            (s.sun, s.sky) = validate::validate_sun_and_sky(&sun, &self.raw_sky).map_err(|e| {
-                Error::Usage(format!("the animation's sun: {}: {}", e.path, e.message))
-            })?;
-        }
-        Ok(s)
-    }
-
     /// Estimated peak memory of a render, bytes.
     pub fn memory_estimate(&self) -> u64 {
         let [w, h] = self.terrain.resolution;
@@ -405,50 +290,83 @@ impl Scene {
     }
 }
 
-/// Edits applied to the raw scene before validation (command-line values
-/// that the checked scene derives other values from, such as the sun).
-pub type RawEdit<'a> = &'a dyn Fn(&mut SceneFile);
+/// A scene file read and parsed, not yet checked: what [`Overrides`] are
+/// applied to before each validation.
+#[derive(Debug, Clone)]
+pub struct Source {
+    /// The file's name in messages.
+    pub name: String,
+    /// Where its relative paths resolve.
+    pub dir: PathBuf,
+    /// Its text, for the lines of errors.
+    pub text: String,
+    /// Its values as written.
+    pub file: SceneFile,
+}
+
+impl Source {
+    /// Parses scene text; `name` names it in errors and `dir` is where
+    /// relative paths resolve.
+    pub fn parse(text: &str, name: &str, dir: &Path) -> Result<Source> {
+        let file =
+            decode::deserialize(text, name).map_err(|e| decode::explain_range(text, dir, e))?;
+        Ok(Source {
+            name: name.to_string(),
+            dir: dir.to_path_buf(),
+            text: text.to_string(),
+            file,
+        })
+    }
+
+    /// Reads and parses the scene file at `path`, or the built-in default
+    /// scene when None.
+    pub fn read(path: Option<&Path>) -> Result<Source> {
+        let Some(path) = path else {
+            return Source::parse(DEFAULT_SCENE, DEFAULT_SCENE_NAME, Path::new("scenes"));
+        };
+        let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let dir = path
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from("."));
+        Source::parse(&text, &path.display().to_string(), &dir)
+    }
+
+    /// The scene with `overrides` applied, checked, its memory estimated
+    /// and refused over the limit.
+    pub fn scene(&self, overrides: &Overrides) -> Result<Scene> {
+        let mut file = self.file.clone();
+        overrides.apply(&mut file)?;
+        let scene = validate::validate(&file, &self.dir).map_err(|e| {
+            overrides.explain(&e).unwrap_or_else(|| Error::Scene {
+                file: self.name.clone(),
+                line: locate::locate(&self.text, &locate::parse_path(&e.path)),
+                path: e.path,
+                message: e.message,
+            })
+        })?;
+        scene.check_memory(&self.name, Some(&self.text))?;
+        Ok(scene)
+    }
+}
 
 /// Parses and validates scene text; `file` names it in errors and `dir` is
 /// where relative paths resolve.
 pub fn parse(src: &str, file: &str, dir: &Path) -> Result<Scene> {
-    parse_with(src, file, dir, &|_| {})
-}
-
-/// [`parse`] with `edit` applied to the raw scene before validation.
-pub fn parse_with(src: &str, file: &str, dir: &Path, edit: RawEdit) -> Result<Scene> {
-    let mut raw =
-        validate::deserialize(src, file).map_err(|e| validate::explain_range(src, dir, e))?;
-    edit(&mut raw);
-    let scene = validate::validate(&raw, dir).map_err(|e| e.into_error(src, file))?;
-    scene.check_memory(file, Some(src))?;
-    Ok(scene)
+    Source::parse(src, file, dir)?.scene(&Overrides::default())
 }
 
 /// Reads, parses and validates a scene file.
 pub fn load(path: &Path) -> Result<Scene> {
-    load_with(path, &|_| {})
-}
-
-/// [`load`] with `edit` applied to the raw scene before validation.
-pub fn load_with(path: &Path, edit: RawEdit) -> Result<Scene> {
-    let src = std::fs::read_to_string(path).map_err(|source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let dir = path
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| PathBuf::from("."));
-    parse_with(&src, &path.display().to_string(), &dir, edit)
+    Source::read(Some(path))?.scene(&Overrides::default())
 }
 
 /// The built-in default scene, validated.
 pub fn default_scene() -> Scene {
-    default_scene_with(&|_| {}).expect("the built-in scene is valid")
-}
-
-/// The built-in default scene with `edit` applied before validation.
-pub fn default_scene_with(edit: RawEdit) -> Result<Scene> {
-    parse_with(DEFAULT_SCENE, DEFAULT_SCENE_NAME, Path::new("scenes"), edit)
+    Source::read(None)
+        .and_then(|s| s.scene(&Overrides::default()))
+        .expect("the built-in scene is valid")
 }

@@ -108,7 +108,7 @@ impl Material {
                 triplanar: None,
             } => {
                 let d = at.rock_point.normalize_or(Vec3::Y);
-                let (u, v) = crate::rock::uv_of(d);
+                let (u, v) = crate::texture::uv_of(d);
                 textures[texture as usize].sample(u, v, Filter::Bilinear)
             }
             Material::RockTexture {

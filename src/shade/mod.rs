@@ -1,12 +1,15 @@
 //! Shading: materials, the sun, the sky, fog and tone mapping. Everything is
 //! linear RGB until [`tonemap`].
 
+pub mod brdf;
+pub mod file;
 pub mod layers;
 pub mod material;
 pub mod sky;
 pub mod tonemap;
 pub mod water;
 
+pub use file::{FogFile, MaterialFile, SkyFile, SkyLightFile, SunFile, WaterFile};
 pub use material::{Material, SurfacePoint};
 pub use sky::Sky;
 pub use tonemap::Tonemap;

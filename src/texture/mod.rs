@@ -11,6 +11,7 @@ pub mod ground;
 
 use std::io::Read;
 use std::path::Path;
+use std::sync::Arc;
 
 use glam::Vec3;
 use serde::Deserialize;
@@ -141,6 +142,56 @@ impl Texture {
     #[inline]
     pub fn sample_gray(&self, u: f32, v: f32, filter: Filter) -> f32 {
         self.sample(u, v, filter).dot(LUMA)
+    }
+}
+
+/// Texture coordinates of unit object-space direction (a sphere's texture map) `d`: u = longitude/2π
+/// in [0, 1), v = polar angle/π (0 at the north pole, +y).
+#[inline]
+pub fn uv_of(d: Vec3) -> (f32, f32) {
+    let u = d.x.atan2(d.z) / std::f32::consts::TAU;
+    let u = if u < 0.0 { u + 1.0 } else { u };
+    let v = d.y.clamp(-1.0, 1.0).acos() / std::f32::consts::PI;
+    (u, v)
+}
+
+/// Textures of a scene file, each read once; errors name the JSON path
+/// of the value that named it.
+pub struct Cache<'a> {
+    dir: &'a Path,
+    loaded: Vec<(std::path::PathBuf, Arc<Texture>)>,
+}
+
+impl<'a> Cache<'a> {
+    /// A cache of textures read relative to `dir`.
+    pub fn new(dir: &'a Path) -> Self {
+        Cache {
+            dir,
+            loaded: Vec::new(),
+        }
+    }
+
+    /// The texture at `file` (relative to the scene's folder).
+    pub fn get(&mut self, path: &str, file: &str) -> crate::check::Check<Arc<Texture>> {
+        if file.is_empty() {
+            return Err(crate::check::Invalid::new(path, "must name an image file"));
+        }
+        let full = self.dir.join(file);
+        if let Some((_, t)) = self.loaded.iter().find(|(p, _)| *p == full) {
+            return Ok(t.clone());
+        }
+        let t = Texture::load(&full).map_err(|e| {
+            crate::check::Invalid::new(path, format!("cannot read the texture: {e}"))
+        })?;
+        if t.width == 0 || t.height == 0 {
+            return Err(crate::check::Invalid::new(
+                path,
+                format!("{} has no pixels", full.display()),
+            ));
+        }
+        let t = Arc::new(t);
+        self.loaded.push((full, t.clone()));
+        Ok(t)
     }
 }
 

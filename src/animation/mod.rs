@@ -7,6 +7,9 @@
 
 use glam::DVec3;
 
+pub mod file;
+pub use file::AnimationFile;
+
 /// A checked `animation`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Animation {

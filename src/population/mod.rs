@@ -13,6 +13,9 @@ use crate::hash::unit_f32;
 use crate::mesh::TriangleMesh;
 use crate::terrain::TerrainGrid;
 
+pub mod file;
+pub use file::PopulationFile;
+
 /// A checked population.
 #[derive(Debug, Clone)]
 pub struct Population {

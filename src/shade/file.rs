@@ -1,0 +1,788 @@
+//! The shading sections of a scene file and their checks: `sun`, `sky`,
+//! `sky_light`, `fog`, `water` and `terrain.material` (layers, masks,
+//! bumps).
+//!
+//! ```json
+//! "sun": { "elevation": 35, "azimuth": 210 },
+//! "sky": { "type": "preetham", "turbidity": 3 }
+//! ```
+
+use std::path::Path;
+use std::sync::Arc;
+
+use glam::Vec3;
+use serde::Deserialize;
+
+use super::layers::{Bump, Detail, Layer, Layers, Mask, MAX_LAYERS};
+use super::sky::{sun_transmittance, HosekWilkie, Mars, Preetham};
+use super::water::Waves;
+use super::{Fog, Material, Sky, SkyLight, Sun, Water};
+use crate::check::{above, color, count, finite, range_pair, within, Check, Invalid};
+use crate::texture;
+
+/// `terrain.material`.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum MaterialFile {
+    /// Colour bands by height (sand, grass, rock, snow); steep faces are rock.
+    HeightSlope {
+        /// Top of the sand band, fraction of the terrain height. Default 0.06.
+        #[serde(default = "default_sand_level")]
+        sand_level: f64,
+        /// Top of the grass band, fraction of the terrain height. Default 0.5.
+        #[serde(default = "default_grass_level")]
+        grass_level: f64,
+        /// Bottom of the snow band, fraction of the terrain height. Default 0.8.
+        #[serde(default = "default_snow_level")]
+        snow_level: f64,
+        /// Faces steeper than this many degrees from horizontal are rock. Default 40.
+        #[serde(default = "default_steep_angle")]
+        steep_angle: f64,
+        /// Per-face brightness variation from a hash of the triangle, as a
+        /// fraction (0.04: each face 4 % lighter or darker at most), 0..=0.5.
+        /// Default 0.04.
+        #[serde(default = "default_variation")]
+        variation: f64,
+    },
+    /// One colour everywhere.
+    Albedo {
+        /// Linear RGB reflectance, each in [0, 1].
+        color: [f64; 3],
+    },
+    /// Layers of colour, texture and bumps, each masked by height, slope,
+    /// aspect, curvature and flow, blended top to bottom over the first.
+    Layers {
+        /// 1..=16 layers, bottom first; the first covers all ground and
+        /// takes no mask.
+        layers: Vec<LayerFile>,
+        /// Bumps and albedo variation finer than the grid, everywhere.
+        #[serde(default)]
+        detail: Option<DetailFile>,
+    },
+}
+
+/// One layer of a layered material.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LayerFile {
+    /// Linear RGB albedo, each 0..=1 (multiplies the texture). Default
+    /// [0.5, 0.5, 0.5].
+    #[serde(default = "default_layer_color")]
+    pub color: [f64; 3],
+    /// A tileable image, relative to the scene file's folder, laid along
+    /// the three axes (triplanar) so steep faces are not stretched.
+    #[serde(default)]
+    pub texture: Option<String>,
+    /// World size of one tile of the texture, > 0. Default 10.
+    #[serde(default = "default_texture_size")]
+    pub texture_size: f64,
+    /// Noise bumps of this layer.
+    #[serde(default)]
+    pub bump: Option<BumpFile>,
+    /// Roughness of a glossy sun highlight (GGX microfacets, dielectric),
+    /// 0.1..=1: low for wet rock or ice, high for a dull sheen. Default
+    /// none: matte.
+    #[serde(default)]
+    pub roughness: Option<f64>,
+    /// Where the layer lies. Default everywhere.
+    #[serde(default)]
+    pub mask: Option<MaskFile>,
+}
+
+/// Noise bumps.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BumpFile {
+    /// Height of the bumps, world units, 0..=1000.
+    pub height: f64,
+    /// Feature size, world units, > 0.
+    pub size: f64,
+}
+
+/// Fine detail everywhere.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DetailFile {
+    /// Height of the bumps, world units, 0..=1000. Default 0.05.
+    #[serde(default = "default_detail_height")]
+    pub height: f64,
+    /// Feature size, world units, > 0. Default 0.5.
+    #[serde(default = "default_detail_size")]
+    pub size: f64,
+    /// Largest change of the albedo, a fraction, 0..=1. Default 0.1.
+    #[serde(default = "default_detail_variation")]
+    pub variation: f64,
+}
+
+/// Where a layer lies: each criterion given is a window [lo, hi]; the
+/// layer's weight is the product of its windows.
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MaskFile {
+    /// Height, fractions of the terrain's relief, each 0..=1.
+    #[serde(default)]
+    pub height: Option<[f64; 2]>,
+    /// Slope, degrees from horizontal, each 0..=90.
+    #[serde(default)]
+    pub slope: Option<[f64; 2]>,
+    /// The compass bearing the slope faces, degrees clockwise from north
+    /// (+z) toward east (+x); with `aspect_width`.
+    #[serde(default)]
+    pub aspect: Option<f64>,
+    /// Half-width of the aspect window, degrees, 0..=180. Default 60.
+    #[serde(default = "default_aspect_width")]
+    pub aspect_width: f64,
+    /// Curvature, −1 (ridges) to 1 (gullies), each −1..=1.
+    #[serde(default)]
+    pub curvature: Option<[f64; 2]>,
+    /// Water flow, 0 (none) to 1 (main channels), each 0..=1.
+    #[serde(default)]
+    pub flow: Option<[f64; 2]>,
+    /// Soft edge width, a fraction of each criterion's unit (height 1,
+    /// slope 90°, aspect 180°, curvature 2, flow 1), 0..=1. Default 0.05.
+    #[serde(default = "default_fuzz")]
+    pub fuzz: f64,
+    /// Noise that breaks the borders: added to the criteria, a fraction of
+    /// their unit, 0..=1. Default 0.
+    #[serde(default)]
+    pub noise: f64,
+    /// Feature size of that noise, world units, > 0. Default 10.
+    #[serde(default = "default_noise_size")]
+    pub noise_size: f64,
+}
+
+fn default_layer_color() -> [f64; 3] {
+    [0.5, 0.5, 0.5]
+}
+
+fn default_texture_size() -> f64 {
+    10.0
+}
+
+fn default_detail_height() -> f64 {
+    0.05
+}
+
+fn default_detail_size() -> f64 {
+    0.5
+}
+
+fn default_detail_variation() -> f64 {
+    0.1
+}
+
+fn default_aspect_width() -> f64 {
+    60.0
+}
+
+fn default_fuzz() -> f64 {
+    0.05
+}
+
+fn default_noise_size() -> f64 {
+    10.0
+}
+
+fn default_sand_level() -> f64 {
+    0.06
+}
+
+fn default_grass_level() -> f64 {
+    0.5
+}
+
+fn default_snow_level() -> f64 {
+    0.8
+}
+
+fn default_steep_angle() -> f64 {
+    40.0
+}
+
+fn default_variation() -> f64 {
+    0.04
+}
+
+impl Default for MaterialFile {
+    fn default() -> Self {
+        MaterialFile::HeightSlope {
+            sand_level: default_sand_level(),
+            grass_level: default_grass_level(),
+            snow_level: default_snow_level(),
+            steep_angle: default_steep_angle(),
+            variation: default_variation(),
+        }
+    }
+}
+
+/// `sun`: directional light.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SunFile {
+    /// Degrees above the horizon, -90..=90. Default 35.
+    #[serde(default = "default_elevation")]
+    pub elevation: f64,
+    /// Compass bearing of the sun, degrees clockwise from north (+z) toward
+    /// east (+x), any value. Default 210 (south-south-west).
+    #[serde(default = "default_azimuth")]
+    pub azimuth: f64,
+    /// Irradiance on a surface facing the sun, 0..=1000. Default 6.
+    #[serde(default = "default_intensity")]
+    pub intensity: f64,
+    /// Linear RGB tint, each 0..=1. Default [1, 0.95, 0.88]; with the
+    /// `preetham` and `mars` skies the model's own colour multiplies it.
+    #[serde(default = "default_sun_color")]
+    pub color: [f64; 3],
+    /// Apparent diameter of the sun's disc, degrees, 0..=20; shadow rays
+    /// sample the disc, so larger suns cast softer shadows. 0 gives hard
+    /// shadows. Default 0.53 (the Sun seen from Earth).
+    #[serde(default = "default_angular_diameter")]
+    pub angular_diameter: f64,
+}
+
+fn default_angular_diameter() -> f64 {
+    0.53
+}
+
+fn default_elevation() -> f64 {
+    35.0
+}
+
+fn default_azimuth() -> f64 {
+    210.0
+}
+
+fn default_intensity() -> f64 {
+    6.0
+}
+
+fn default_sun_color() -> [f64; 3] {
+    [1.0, 0.95, 0.88]
+}
+
+impl Default for SunFile {
+    fn default() -> Self {
+        SunFile {
+            elevation: default_elevation(),
+            azimuth: default_azimuth(),
+            intensity: default_intensity(),
+            color: default_sun_color(),
+            angular_diameter: default_angular_diameter(),
+        }
+    }
+}
+
+/// `sky`.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum SkyFile {
+    /// Blend from `horizon` to `zenith` with the view direction's height;
+    /// `ground` below the horizon.
+    Gradient {
+        /// Linear RGB straight up. Default [0.16, 0.32, 0.72].
+        #[serde(default = "default_zenith")]
+        zenith: [f64; 3],
+        /// Linear RGB at the horizon. Default [0.62, 0.74, 0.9].
+        #[serde(default = "default_horizon")]
+        horizon: [f64; 3],
+        /// Linear RGB below the horizon. Default [0.3, 0.28, 0.25].
+        #[serde(default = "default_ground")]
+        ground: [f64; 3],
+        /// Strength of the sky's light on surfaces, 0..=100. Default 1.
+        #[serde(default = "default_ambient")]
+        ambient: f64,
+    },
+    /// Preetham, Shirley and Smits' analytic daylight model; the sun's
+    /// colour follows from the same turbidity (red near the horizon).
+    Preetham {
+        /// Atmospheric turbidity, 1.7..=10 (2 very clear, 3 clear, 6 hazy). Default 3.
+        #[serde(default = "default_turbidity")]
+        turbidity: f64,
+        /// Multiplier on the sky's radiance, 0..=100. Default 1.
+        #[serde(default = "default_ambient")]
+        intensity: f64,
+        /// Strength of the sky's light on surfaces, 0..=100. Default 1.
+        #[serde(default = "default_ambient")]
+        ambient: f64,
+    },
+    /// Hosek and Wilkie's analytic daylight model (2012): a better fit to
+    /// measured skies than Preetham's, with the ground's albedo lighting
+    /// the sky from below; the sun's colour as for `preetham`.
+    HosekWilkie {
+        /// Atmospheric turbidity, 1..=10. Default 3.
+        #[serde(default = "default_turbidity")]
+        turbidity: f64,
+        /// Albedo of the ground under the sky, 0..=1. Default 0.2.
+        #[serde(default = "default_ground_albedo")]
+        ground_albedo: f64,
+        /// Multiplier on the sky's radiance, 0..=100. Default 1.
+        #[serde(default = "default_ambient")]
+        intensity: f64,
+        /// Strength of the sky's light on surfaces, 0..=100. Default 1.
+        #[serde(default = "default_ambient")]
+        ambient: f64,
+    },
+    /// Mars: a butterscotch dusty day sky, and a blue glow around a setting sun.
+    Mars {
+        /// Multiplier on the sky's radiance, 0..=100. Default 1.
+        #[serde(default = "default_ambient")]
+        intensity: f64,
+        /// Strength of the sky's light on surfaces, 0..=100. Default 1.
+        #[serde(default = "default_ambient")]
+        ambient: f64,
+    },
+}
+
+fn default_turbidity() -> f64 {
+    3.0
+}
+
+/// `sky_light`: light from the sky gathered over the hemisphere above each
+/// hit, with occlusion rays (ambient occlusion).
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SkyLightFile {
+    /// Cosine-weighted directions per camera sample, 0..=256. 0 skips the
+    /// occlusion rays and lights surfaces with the unoccluded sky. Default 4.
+    #[serde(default = "default_sky_samples")]
+    pub samples: u32,
+    /// Occluders farther than this (world units) do not block the sky, > 0.
+    /// Default 0.4 × the terrain's longer side (40 for the default 100).
+    #[serde(default)]
+    pub distance: Option<f64>,
+}
+
+fn default_sky_samples() -> u32 {
+    4
+}
+
+impl Default for SkyLightFile {
+    fn default() -> Self {
+        SkyLightFile {
+            samples: default_sky_samples(),
+            distance: None,
+        }
+    }
+}
+
+fn default_zenith() -> [f64; 3] {
+    [0.16, 0.32, 0.72]
+}
+
+fn default_horizon() -> [f64; 3] {
+    [0.62, 0.74, 0.9]
+}
+
+fn default_ground() -> [f64; 3] {
+    [0.3, 0.28, 0.25]
+}
+
+fn default_ambient() -> f64 {
+    1.0
+}
+
+impl Default for SkyFile {
+    fn default() -> Self {
+        SkyFile::Gradient {
+            zenith: default_zenith(),
+            horizon: default_horizon(),
+            ground: default_ground(),
+            ambient: default_ambient(),
+        }
+    }
+}
+
+/// `fog`: exponential fog toward the sky colour, thinning with height.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FogFile {
+    /// Extinction per world unit, 0..=10; 0 turns fog off. Default: 0.4
+    /// over the terrain's longer side (0.004 for the default 100 units);
+    /// with a far field, thin enough that the land's edge is seen through
+    /// e⁻³ of haze, and never clearer than air of 50 km visibility at
+    /// `units` metres a unit.
+    #[serde(default)]
+    pub density: Option<f64>,
+    /// Linear RGB fog colour; default: the sky colour in the view direction
+    /// (aerial perspective).
+    #[serde(default)]
+    pub color: Option<[f64; 3]>,
+    /// Height fog: the density falls by e for every 1/`height_falloff` units
+    /// above `base_height`, 0..=10. 0 (default) is uniform fog.
+    #[serde(default)]
+    pub height_falloff: f64,
+    /// Height at which the fog has `density`, world units. Default 0.
+    #[serde(default)]
+    pub base_height: f64,
+}
+
+/// A water plane at a height, seen from above.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WaterFile {
+    /// Height of the surface, world units. Default, for an island (the
+    /// noise generator's `island`): 1 % of the terrain's height above its
+    /// flat sea floor; otherwise required.
+    #[serde(default)]
+    pub level: Option<f64>,
+    /// Linear RGB colour of deep water, each 0..=1: the fraction of the
+    /// light on the surface that the water body sends back where the
+    /// bottom is out of sight. Default [0.01, 0.045, 0.05].
+    #[serde(default = "default_water_color")]
+    pub color: [f64; 3],
+    /// Path length through the water over which light from the bottom
+    /// falls to 1/e (Beer–Lambert), world units, > 0. Default 4.
+    #[serde(default = "default_clarity")]
+    pub clarity: f64,
+    /// Small waves, as a tilt of the surface normal. Default none.
+    #[serde(default)]
+    pub waves: Option<WavesFile>,
+    /// Height above the level over which the shore dries (wet ground is
+    /// darker), world units, >= 0. Default 1 % of the terrain's height.
+    #[serde(default)]
+    pub shore: Option<f64>,
+}
+
+/// Waves on the water.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WavesFile {
+    /// Height of the waves, world units, 0..=100. Default 0.02.
+    #[serde(default = "default_wave_amplitude")]
+    pub amplitude: f64,
+    /// Wavelength of the longest waves, world units, > 0. Default 2.
+    #[serde(default = "default_wave_scale")]
+    pub scale: f64,
+}
+
+fn default_water_color() -> [f64; 3] {
+    [0.01, 0.045, 0.05]
+}
+
+fn default_clarity() -> f64 {
+    4.0
+}
+
+fn default_wave_amplitude() -> f64 {
+    0.02
+}
+
+fn default_wave_scale() -> f64 {
+    2.0
+}
+
+fn default_ground_albedo() -> f64 {
+    0.2
+}
+
+impl Default for FogFile {
+    fn default() -> Self {
+        FogFile {
+            density: None,
+            color: None,
+            height_falloff: 0.0,
+            base_height: 0.0,
+        }
+    }
+}
+
+fn validate_layers(list: &[LayerFile], detail: Option<&DetailFile>, dir: &Path) -> Check<Layers> {
+    let p = "terrain.material.layers";
+    if list.is_empty() || list.len() > MAX_LAYERS {
+        return Err(Invalid::new(
+            p,
+            format!("must list 1 to {MAX_LAYERS} layers, got {}", list.len()),
+        ));
+    }
+    let mut textures = texture::Cache::new(dir);
+    let bump = |at: &str, height: f64, size: f64| -> Check<Bump> {
+        Ok(Bump {
+            height: within(&format!("{at}.height"), height, 0.0, 1e3)? as f32,
+            size: above(&format!("{at}.size"), size, 0.0, 1e7)? as f32,
+        })
+    };
+    let mut layers = Vec::with_capacity(list.len());
+    for (k, l) in list.iter().enumerate() {
+        let at = format!("{p}[{k}]");
+        if k == 0 && l.mask.is_some() {
+            return Err(Invalid::new(
+                format!("{at}.mask"),
+                "the first layer covers all ground and takes no mask",
+            ));
+        }
+        let mask = match &l.mask {
+            None => Mask::default(),
+            Some(m) => {
+                let at = format!("{at}.mask");
+                Mask {
+                    height: m
+                        .height
+                        .map(|v| range_pair(&format!("{at}.height"), v, 0.0, 1.0))
+                        .transpose()?,
+                    slope: m
+                        .slope
+                        .map(|v| range_pair(&format!("{at}.slope"), v, 0.0, 90.0))
+                        .transpose()?,
+                    aspect: match m.aspect {
+                        Some(a) => Some((
+                            within(&format!("{at}.aspect"), a, -360.0, 360.0)?.to_radians() as f32,
+                            within(&format!("{at}.aspect_width"), m.aspect_width, 0.0, 180.0)?
+                                .to_radians() as f32,
+                        )),
+                        None => None,
+                    },
+                    curvature: m
+                        .curvature
+                        .map(|v| range_pair(&format!("{at}.curvature"), v, -1.0, 1.0))
+                        .transpose()?,
+                    flow: m
+                        .flow
+                        .map(|v| range_pair(&format!("{at}.flow"), v, 0.0, 1.0))
+                        .transpose()?,
+                    fuzz: within(&format!("{at}.fuzz"), m.fuzz, 0.0, 1.0)? as f32,
+                    noise: match within(&format!("{at}.noise"), m.noise, 0.0, 1.0)? {
+                        0.0 => None,
+                        amount => Some((
+                            amount as f32,
+                            above(&format!("{at}.noise_size"), m.noise_size, 0.0, 1e7)? as f32,
+                        )),
+                    },
+                }
+            }
+        };
+        layers.push(Layer {
+            color: color(&format!("{at}.color"), l.color, 1.0)?,
+            texture: match &l.texture {
+                Some(t) => Some((
+                    textures.get(&format!("{at}.texture"), t)?,
+                    above(&format!("{at}.texture_size"), l.texture_size, 0.0, 1e7)? as f32,
+                )),
+                None => None,
+            },
+            roughness: l
+                .roughness
+                .map(|r| within(&format!("{at}.roughness"), r, 0.1, 1.0).map(|r| r as f32))
+                .transpose()?,
+            bump: l
+                .bump
+                .as_ref()
+                .map(|b| bump(&format!("{at}.bump"), b.height, b.size))
+                .transpose()?,
+            mask,
+        });
+    }
+    let detail = detail
+        .map(|d| {
+            Ok::<_, Invalid>(Detail {
+                bump: bump("terrain.material.detail", d.height, d.size)?,
+                variation: within("terrain.material.detail.variation", d.variation, 0.0, 1.0)?
+                    as f32,
+            })
+        })
+        .transpose()?;
+    Ok(Layers {
+        layers,
+        detail,
+        seed: 0x1A7E,
+    })
+}
+
+/// The sun and sky of `f` and `sky` (the sky's physical models follow the
+/// sun), checked.
+pub fn check_sun_and_sky(f: &SunFile, sky: &SkyFile) -> Check<(Sun, Sky)> {
+    let elevation = within("sun.elevation", f.elevation, -90.0, 90.0)?.to_radians();
+    let azimuth = finite("sun.azimuth", f.azimuth)?.to_radians();
+    let intensity = within("sun.intensity", f.intensity, 0.0, 1000.0)? as f32;
+    let diameter = within("sun.angular_diameter", f.angular_diameter, 0.0, 20.0)?;
+    let direction = Sun::direction_from(elevation as f32, azimuth as f32);
+    let tint = color("sun.color", f.color, 1.0)?;
+    let (sky, model_tint) = match *sky {
+        SkyFile::Gradient {
+            zenith,
+            horizon,
+            ground,
+            ambient,
+        } => (
+            Sky::Gradient {
+                zenith: color("sky.zenith", zenith, 100.0)?,
+                horizon: color("sky.horizon", horizon, 100.0)?,
+                ground: color("sky.ground", ground, 100.0)?,
+                ambient: within("sky.ambient", ambient, 0.0, 100.0)? as f32,
+            },
+            Vec3::ONE,
+        ),
+        SkyFile::Preetham {
+            turbidity,
+            intensity,
+            ambient,
+        } => {
+            let t = within("sky.turbidity", turbidity, 1.7, 10.0)?;
+            let sky = Preetham::new(
+                direction,
+                t,
+                within("sky.intensity", intensity, 0.0, 100.0)?,
+                within("sky.ambient", ambient, 0.0, 100.0)? as f32,
+            );
+            (Sky::Preetham(sky), sun_transmittance(elevation, t))
+        }
+        SkyFile::HosekWilkie {
+            turbidity,
+            ground_albedo,
+            intensity,
+            ambient,
+        } => {
+            let t = within("sky.turbidity", turbidity, 1.0, 10.0)?;
+            let sky = HosekWilkie::new(
+                direction,
+                t as f32,
+                within("sky.ground_albedo", ground_albedo, 0.0, 1.0)? as f32,
+                within("sky.intensity", intensity, 0.0, 100.0)? as f32,
+                within("sky.ambient", ambient, 0.0, 100.0)? as f32,
+            );
+            (
+                Sky::HosekWilkie(sky),
+                sun_transmittance(elevation, t.max(1.7)),
+            )
+        }
+        SkyFile::Mars { intensity, ambient } => (
+            Sky::Mars(Mars {
+                sun: direction,
+                intensity: within("sky.intensity", intensity, 0.0, 100.0)? as f32,
+                ambient: within("sky.ambient", ambient, 0.0, 100.0)? as f32,
+            }),
+            Mars::sun_tint(elevation),
+        ),
+    };
+    let sun = Sun {
+        direction,
+        radiance: tint * model_tint * intensity,
+        angular_radius: (diameter / 2.0).to_radians() as f32,
+    };
+    Ok((sun, sky))
+}
+
+/// The relief a water plane lies in: what its defaults follow.
+#[derive(Debug, Clone, Copy)]
+pub struct Shore {
+    /// The terrain is an island (its sea level is the default level).
+    pub island: bool,
+    /// The terrain's relief, world units.
+    pub height: f64,
+    /// The planet's radius, world units, if the land curves.
+    pub planet_radius: Option<f64>,
+}
+
+impl WaterFile {
+    /// The water over a terrain shaped as `terrain` says, its waves seeded
+    /// from the scene's `seed`.
+    pub fn check(&self, terrain: Shore, seed: u64) -> Check<Water> {
+        let w = self;
+        let island = terrain.island;
+        let level = match w.level {
+            Some(level) => within("water.level", level, -1e7, 1e7)? as f32,
+            None if island => (0.01 * terrain.height) as f32,
+            None => {
+                return Err(Invalid::new(
+                    "water",
+                    "needs a \"level\" (world units) unless the terrain is an island".to_string(),
+                ))
+            }
+        };
+        Ok(Water {
+            level,
+            color: color("water.color", w.color, 1.0)?,
+            clarity: above("water.clarity", w.clarity, 0.0, 1e7)? as f32,
+            waves: w
+                .waves
+                .as_ref()
+                .map(|v| {
+                    Ok::<_, Invalid>(Waves {
+                        amplitude: within("water.waves.amplitude", v.amplitude, 0.0, 100.0)? as f32,
+                        scale: above("water.waves.scale", v.scale, 0.0, 1e7)? as f32,
+                    })
+                })
+                .transpose()?,
+            shore: match w.shore {
+                Some(s) => within("water.shore", s, 0.0, 1e7)? as f32,
+                None => (0.01 * terrain.height) as f32,
+            },
+            seed: crate::hash::hash3(seed, 0x3A7E, 0),
+            planet_radius: terrain.planet_radius,
+        })
+    }
+}
+
+impl MaterialFile {
+    /// The terrain's material, its levels in world units for a terrain of
+    /// `height` world units, and its layers (textures read relative to
+    /// `dir`) where it is layered.
+    pub fn check(&self, height: f64, dir: &Path) -> Check<(Material, Option<Arc<Layers>>)> {
+        let mut layers = None;
+        let material = match self {
+            MaterialFile::Layers {
+                layers: list,
+                detail,
+            } => {
+                layers = Some(Arc::new(validate_layers(list, detail.as_ref(), dir)?));
+                Material::Layers
+            }
+            &MaterialFile::HeightSlope {
+                sand_level,
+                grass_level,
+                snow_level,
+                steep_angle,
+                variation,
+            } => {
+                let p = "terrain.material";
+                let sand = within(&format!("{p}.sand_level"), sand_level, 0.0, 1.0)?;
+                let grass = within(&format!("{p}.grass_level"), grass_level, sand, 1.0)?;
+                let snow = within(&format!("{p}.snow_level"), snow_level, grass, 1.0)?;
+                let steep = within(&format!("{p}.steep_angle"), steep_angle, 0.0, 90.0)?;
+                Material::HeightSlope {
+                    sand_top: (sand * height) as f32,
+                    grass_top: (grass * height) as f32,
+                    snow_bottom: (snow * height) as f32,
+                    steep_cos: steep.to_radians().cos() as f32,
+                    blend: (0.02 * height) as f32,
+                    variation: within(&format!("{p}.variation"), variation, 0.0, 0.5)? as f32,
+                }
+            }
+            MaterialFile::Albedo { color: c } => {
+                Material::Albedo(color("terrain.material.color", *c, 1.0)?)
+            }
+        };
+        Ok((material, layers))
+    }
+}
+
+impl FogFile {
+    /// The fog, its density `density` where the file gives none.
+    pub fn check(&self, density: f64) -> Check<Fog> {
+        Ok(Fog {
+            density: match self.density {
+                Some(d) => within("fog.density", d, 0.0, 10.0)?,
+                None => density,
+            } as f32,
+            color: self
+                .color
+                .map(|c| color("fog.color", c, 100.0))
+                .transpose()?,
+            height_falloff: within("fog.height_falloff", self.height_falloff, 0.0, 10.0)? as f32,
+            base_height: within("fog.base_height", self.base_height, -1e7, 1e7)? as f32,
+        })
+    }
+}
+
+impl SkyLightFile {
+    /// The sky light, its occlusion reaching `distance` where the file
+    /// gives none.
+    pub fn check(&self, distance: f64) -> Check<SkyLight> {
+        Ok(SkyLight {
+            samples: count("sky_light.samples", self.samples, 0, 256)?,
+            distance: match self.distance {
+                Some(d) => above("sky_light.distance", d, 0.0, 1e7)?,
+                None => distance,
+            } as f32,
+        })
+    }
+}
