@@ -177,3 +177,54 @@ fn compare_over_frames_is_an_animated_grid_with_its_overlay() {
     let reader = decoder.read_info().unwrap();
     assert_eq!(reader.info().animation_control().unwrap().num_frames, 3);
 }
+
+/// A frame of a sequence is the scene without its animation, rendered as
+/// a still with the frame's pose (camera, follow clearance, sun from the
+/// time of day) given as overrides: the same pixels, though the frame is
+/// drawn with the world built for frame 0's view.
+#[test]
+fn a_frame_is_the_still_with_its_pose_as_overrides() {
+    use scree::job::{self, RenderJob};
+    use scree::scene::{Overrides, Source};
+    use std::sync::atomic::AtomicBool;
+
+    let (dir, scene) = scene_dir("anim.json", SCENE);
+    let s = scene.to_str().unwrap();
+    run_ok(
+        dir.path(),
+        &["render", s, "--frame", "7", "-o", "frame.png", "-q"],
+    );
+
+    let source = Source::read(Some(&scene)).unwrap();
+    let animated = source.scene(&Overrides::default()).unwrap();
+    let world = scree::world::World::build(&animated);
+    let pose = job::frame_overrides(&animated, &world, 7).unwrap();
+    assert!(pose.position.is_some() && pose.sun_elevation.is_some());
+    let mut still: serde_json::Value = serde_json::from_str(SCENE).unwrap();
+    still.as_object_mut().unwrap().remove("animation");
+    let still_path = dir.path().join("still.json");
+    std::fs::write(&still_path, still.to_string()).unwrap();
+    let out = dir.path().join("still.png");
+    let still_job = RenderJob {
+        scene: Some(still_path),
+        output: Some(out.clone()),
+        overrides: pose,
+        ..RenderJob::default()
+    };
+    job::run(
+        &still_job,
+        &indicatif::ProgressBar::hidden(),
+        &AtomicBool::new(false),
+    )
+    .unwrap();
+
+    let frame = image::open(dir.path().join("frame.png"))
+        .unwrap()
+        .to_rgba8();
+    let still = image::open(&out).unwrap().to_rgba8();
+    assert_eq!(frame.dimensions(), (48, 27));
+    assert!(
+        frame.as_raw() == still.as_raw(),
+        "frame 7 and the posed still differ"
+    );
+}

@@ -313,3 +313,52 @@ fn the_preview_refines_follows_the_file_and_serves_nothing_else() {
         vec!["edited.json", "h.png", "preview.json"]
     );
 }
+
+/// A view the preview moved to (a click to look at, the sun and the
+/// field of view changed) is drawn with the world built for the first
+/// view: it must give the bytes a fresh render of the moved view gives.
+#[test]
+fn a_moved_view_is_drawn_as_a_fresh_render_of_it() {
+    let scene_text = r#"{
+  "image": { "width": 72, "height": 40, "samples": 4 },
+  "seed": 11,
+  "camera": { "position": [-25, 12, -35], "look_at": [0, 4, 0] },
+  "terrain": { "size": [80, 80], "resolution": [129, 129], "height": 14 },
+  "scatter": { "count": 30, "radius": [0.6, 1.4] },
+  "sun": { "elevation": 40, "azimuth": 150 }
+}
+"#;
+    let (dir, scene) = scene_dir("view.json", scene_text);
+    let preview = Preview::start(dir.path(), &scene);
+    let first = preview.done_after(0);
+    let (_, before) = preview.request("GET", "/frame.png");
+
+    let (status, body) = preview.request("POST", "/look?x=60&y=30");
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
+    preview.done_after(first["generation"].as_u64().unwrap());
+    let generation = preview.state()["generation"].as_u64().unwrap();
+    let (status, body) = preview.request("POST", "/control?sun_elevation=9&sun_azimuth=250&fov=45");
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
+    let moved = preview.done_after(generation);
+    assert_eq!(moved["rebuilt"], false, "the first view's world is kept");
+    assert_eq!(moved["samples"], 4);
+    let (_, shown) = preview.request("GET", "/frame.png");
+    assert_ne!(before, shown, "the view moved");
+
+    let (status, body) = preview.request("POST", "/save?name=moved.json");
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
+    drop(preview);
+    run_ok(
+        dir.path(),
+        &["render", "moved.json", "-o", "fresh.png", "-q"],
+    );
+    let fresh = image::open(dir.path().join("fresh.png"))
+        .unwrap()
+        .to_rgba8();
+    let shown = image::load_from_memory(&shown).unwrap().to_rgba8();
+    assert_eq!(fresh.dimensions(), shown.dimensions());
+    assert!(
+        fresh.as_raw() == shown.as_raw(),
+        "the preview's pixels are a fresh render's"
+    );
+}
