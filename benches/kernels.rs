@@ -22,7 +22,7 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use glam::{Affine3A, Quat, Vec3};
-use scree::accel::{Bvh, HeightField, Object, TopLevel};
+use scree::accel::{Bvh, FieldView, HeightField, Object, TopLevel, View};
 use scree::ray::Ray;
 use scree::render::{patch_order, Rect, PATCH};
 use scree::terrain::{generate, DiamondSquare, Generator, Recipe, TerrainGrid};
@@ -109,11 +109,15 @@ fn shadow_rays(rays: &[Ray], trace: impl Fn(&Ray) -> Option<f32>) -> Vec<Ray> {
 
 /// Traces batches of `n` rays through `field` (buffers made once) and
 /// counts their hits.
-fn batch_hits(field: &HeightField, n: usize) -> impl FnMut(&[Ray]) -> usize + '_ {
+fn batch_hits<'a>(
+    field: &'a HeightField,
+    view: &'a FieldView,
+    n: usize,
+) -> impl FnMut(&[Ray]) -> usize + 'a {
     let t_max = vec![f32::INFINITY; n];
     let mut hits = vec![None; n];
     move |rays| {
-        field.intersect_batch(black_box(rays), &t_max, &mut hits);
+        field.intersect_batch_in(view, black_box(rays), &t_max, &mut hits);
         hits.iter().filter(|h| h.is_some()).count()
     }
 }
@@ -134,22 +138,21 @@ fn terrain_kernels(c: &mut Criterion) {
     };
     g.bench_function("primary/grid", |b| b.iter(|| one_by_one(&rays)));
     g.bench_function("primary/grid-batch", |b| {
-        let mut trace = batch_hits(&field, rays.len());
+        let mut trace = batch_hits(&field, FieldView::none(), rays.len());
         b.iter(|| trace(&rays))
     });
     let patches = patch_rays();
     g.throughput(Throughput::Elements(patches.len() as u64));
     g.bench_function("primary/grid-bundles", |b| {
-        let mut trace = batch_hits(&field, patches.len());
+        let mut trace = batch_hits(&field, FieldView::none(), patches.len());
         b.iter(|| trace(&patches))
     });
     // The same patches from a field with sight lines from the eye, as a
     // render of the whole image builds them.
-    let mut sighted = HeightField::build(&grid);
     let (eye, directions) = sight_sample();
-    sighted.set_eye(eye, &directions);
+    let sighted = field.eye_view(eye, &directions);
     g.bench_function("primary/grid-bundles-sighted", |b| {
-        let mut trace = batch_hits(&sighted, patches.len());
+        let mut trace = batch_hits(&field, &sighted, patches.len());
         b.iter(|| trace(&patches))
     });
     g.bench_function("primary/grid-patches-one-by-one", |b| {
@@ -264,7 +267,10 @@ fn rock_kernels(c: &mut Criterion) {
         g.bench_with_input(BenchmarkId::new("primary", name), top, |b, top| {
             b.iter(|| {
                 rays.iter()
-                    .filter(|r| top.intersect(black_box(r), f32::INFINITY).is_some())
+                    .filter(|r| {
+                        top.intersect(&View::default(), black_box(r), f32::INFINITY)
+                            .is_some()
+                    })
                     .count()
             })
         });
@@ -278,7 +284,7 @@ fn rock_kernels(c: &mut Criterion) {
             let t_max = vec![f32::INFINITY; patches.len()];
             let mut hits = vec![None; patches.len()];
             b.iter(|| {
-                top.intersect_batch(black_box(&patches), &t_max, &mut hits);
+                top.intersect_batch(&View::default(), black_box(&patches), &t_max, &mut hits);
                 hits.iter().filter(|h| h.is_some()).count()
             })
         });
@@ -289,7 +295,10 @@ fn rock_kernels(c: &mut Criterion) {
                 b.iter(|| {
                     patches
                         .iter()
-                        .filter(|r| top.intersect(black_box(r), f32::INFINITY).is_some())
+                        .filter(|r| {
+                            top.intersect(&View::default(), black_box(r), f32::INFINITY)
+                                .is_some()
+                        })
                         .count()
                 })
             },
@@ -308,7 +317,7 @@ fn build_kernels(c: &mut Criterion) {
     let field = HeightField::build(&grid);
     let (eye, directions) = sight_sample();
     g.bench_function("grid-sight", |b| {
-        b.iter(|| field.clone().set_eye(eye, black_box(&directions)))
+        b.iter(|| field.eye_view(eye, black_box(&directions)))
     });
     g.bench_function("bvh", |b| b.iter(|| Bvh::build(black_box(&mesh))));
     g.finish();

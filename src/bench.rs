@@ -18,7 +18,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::accel::{Bvh, HeightField, Hit};
+use crate::accel::{Bvh, FieldView, HeightField, Hit};
 use crate::camera::{Camera, Projection};
 use crate::error::{Error, Result};
 use crate::isa::Isa;
@@ -88,7 +88,7 @@ impl Geometry {
 
 /// The acceleration structure built over a [`Geometry`].
 enum Accel {
-    Field(Box<HeightField>),
+    Field(Box<HeightField>, FieldView),
     Mesh(Bvh, TriangleMesh),
 }
 
@@ -101,11 +101,11 @@ impl Accel {
     fn build(geometry: Geometry) -> Accel {
         match geometry {
             Geometry::Grid(g) => {
-                let mut field = HeightField::lit(g, Some((sun(), 0.0)), PIXELS);
-                if let Some((eye, directions)) = workload_camera().sight_sample() {
-                    field.set_eye_where_it_pays(eye, &directions, PIXELS);
-                }
-                Accel::Field(Box::new(field))
+                let field = HeightField::for_rays(g, PIXELS);
+                let sight = workload_camera().sight_sample();
+                let eye = sight.as_ref().map(|(e, d)| (*e, d.as_slice()));
+                let view = field.view(Some((sun(), 0.0)), eye, PIXELS);
+                Accel::Field(Box::new(field), view)
             }
             Geometry::Mesh(m) => Accel::Mesh(Bvh::build(&m), m),
         }
@@ -113,7 +113,7 @@ impl Accel {
 
     fn memory_bytes(&self) -> usize {
         match self {
-            Accel::Field(f) => f.memory_bytes(),
+            Accel::Field(f, v) => f.memory_bytes() + v.memory_bytes(),
             Accel::Mesh(b, _) => b.memory_bytes(),
         }
     }
@@ -129,8 +129,8 @@ impl Accel {
     ) {
         let (t_max, hits) = answers.closest(rays.len());
         match self {
-            Accel::Field(f) => {
-                f.intersect_batch(rays, t_max, hits);
+            Accel::Field(f, v) => {
+                f.intersect_batch_in(v, rays, t_max, hits);
                 for (&slot, h) in slots.iter().zip(hits.iter()) {
                     out[slot] = h.map(|h| {
                         let [a, b, c] = f.triangle(h.triangle);
@@ -151,7 +151,7 @@ impl Accel {
     fn count_hits(&self, rays: &[Ray], answers: &mut Answers) -> u64 {
         let (t_max, hits) = answers.closest(rays.len());
         match self {
-            Accel::Field(f) => f.intersect_batch(rays, t_max, hits),
+            Accel::Field(f, v) => f.intersect_batch_in(v, rays, t_max, hits),
             Accel::Mesh(b, _) => b.intersect_batch(rays, t_max, hits),
         }
         hits.iter().filter(|h| h.is_some()).count() as u64
@@ -161,7 +161,7 @@ impl Accel {
     fn occluded(&self, rays: &[Ray], answers: &mut Answers) -> u64 {
         let (t_max, blocked) = answers.occluded(rays.len());
         match self {
-            Accel::Field(f) => f.occluded_batch(rays, t_max, blocked),
+            Accel::Field(f, v) => f.occluded_batch_in(v, rays, t_max, blocked),
             Accel::Mesh(b, _) => b.occluded_batch(rays, t_max, blocked),
         }
         blocked.iter().filter(|&&b| b).count() as u64
@@ -659,7 +659,7 @@ pub fn run(
     debug_assert_eq!(c1, cn, "counts do not depend on threads");
     Ok(Report {
         accel: match accel {
-            Accel::Field(_) => "heightfield",
+            Accel::Field(..) => "heightfield",
             Accel::Mesh(..) => "bvh",
         },
         build_ms: build.as_secs_f64() * 1e3,

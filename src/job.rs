@@ -123,7 +123,7 @@ impl fmt::Display for Summary {
         }
         write!(
             f,
-            "{}: {}×{}{region}, {} spp{}, {:.2} s total | scene {:.0} ms, {} | {} rays ({} primary, {} secondary) in {:.2} s = {:.2} Mrays/s on {} thread{} | output written in {:.0} ms",
+            "{}: {}×{}{region}, {} spp{}, {:.2} s total | scene {:.0} ms, {}, view {:.0} ms | {} rays ({} primary, {} secondary) in {:.2} s = {:.2} Mrays/s on {} thread{} | output written in {:.0} ms",
             self.output.display(),
             self.size.0,
             self.size.1,
@@ -136,6 +136,7 @@ impl fmt::Display for Summary {
             self.total.as_secs_f64(),
             self.load.as_secs_f64() * 1e3,
             self.world,
+            s.view_time.as_secs_f64() * 1e3,
             s.rays(),
             s.primary_rays,
             s.shadow_rays,

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use glam::{Affine3A, Vec3, Vec3A};
 
-use crate::accel::{Bvh, HeightField, Object, ObjectHit, ObjectRef, TopLevel};
+use crate::accel::{Bvh, HeightField, Object, ObjectHit, ObjectRef, TopLevel, View};
 use crate::mesh::{face_normal, TriangleMesh};
 use crate::ray::Ray;
 use crate::rock::analytic::AnalyticRock;
@@ -35,8 +35,8 @@ pub struct BuildOptions {
     /// copies, each with its own BVH (false).
     pub instancing: bool,
     /// How many of the image's pixels will be traced (a farm part's
-    /// region); None for all of them. The terrain's sight lines from the
-    /// camera are built only where they pay for that many camera rays.
+    /// region); None for all of them. The terrain's neighbourhood peaks
+    /// start at the finest level that pays for that many camera rays.
     pub traced_pixels: Option<u64>,
     /// The most tile samples whose smooth normals are stored; a larger
     /// tile's are made from its heights when shading (the same bits).
@@ -96,9 +96,6 @@ pub struct World {
     pub analytic: Vec<AnalyticRock>,
     /// Rocks in the scene (listed, analytic and scattered).
     pub rock_count: usize,
-    /// The terrain's height under the camera's eye, where the eye is over
-    /// the terrain (None beyond its edges).
-    pub ground_under_camera: Option<f32>,
     /// Instances of the scene's populations.
     pub population_count: usize,
     /// Triangles rendered (an instance counts its mesh's triangles).
@@ -109,6 +106,51 @@ pub struct World {
     pub generate_time: Duration,
     /// Time spent building the acceleration structures.
     pub bvh_time: Duration,
+}
+
+/// A [`World`] with what one view keeps ([`World::view`]): it traces as
+/// the world does, with the same answers, and reads as the world
+/// otherwise.
+#[derive(Debug)]
+pub struct Viewed<'w> {
+    world: &'w World,
+    view: View,
+}
+
+impl Viewed<'_> {
+    /// [`World::intersect`] in this view.
+    #[inline]
+    pub fn intersect(&self, ray: &Ray) -> Option<SurfaceHit> {
+        self.world.intersect_in(&self.view, ray)
+    }
+
+    /// [`World::intersect_batch`] in this view.
+    pub fn intersect_batch(&self, rays: &[Ray]) -> Vec<Option<SurfaceHit>> {
+        self.world.intersect_batch_in(&self.view, rays)
+    }
+
+    /// [`World::occluded`] in this view.
+    #[inline]
+    pub fn occluded(&self, ray: &Ray, t_max: f32) -> bool {
+        self.world.occluded_in(&self.view, ray, t_max)
+    }
+
+    /// [`World::occluded_batch`] in this view.
+    pub fn occluded_batch(&self, rays: &[Ray], t_max: &[f32]) -> Vec<bool> {
+        self.world.occluded_batch_in(&self.view, rays, t_max)
+    }
+
+    /// Bytes the view keeps (beside the world's).
+    pub fn memory_bytes(&self) -> usize {
+        self.view.memory_bytes()
+    }
+}
+
+impl std::ops::Deref for Viewed<'_> {
+    type Target = World;
+    fn deref(&self) -> &World {
+        self.world
+    }
 }
 
 /// Surface data at a ray hit.
@@ -245,25 +287,12 @@ impl Builder {
         self.object_material.push(material);
     }
 
-    /// Adds the terrain, traced through its grid hierarchy, with horizons
-    /// toward `light` (a direction and an angular radius: the sun's disc)
-    /// and sight lines from `eye` (the camera's eye and a sample of its ray
-    /// directions, [`crate::camera::Camera::sight_sample`]), each where it
-    /// pays for the `rays` camera rays (and at most as many shadow rays).
-    fn terrain(
-        &mut self,
-        grid: TerrainGrid,
-        material: u16,
-        light: Option<(Vec3, f32)>,
-        eye: Option<(Vec3, Vec<Vec3>)>,
-        rays: usize,
-    ) {
+    /// Adds the terrain, traced through its grid hierarchy, built for
+    /// about `rays` camera rays a view ([`HeightField::for_rays`]).
+    fn terrain(&mut self, grid: TerrainGrid, material: u16, rays: usize) {
         self.triangles += grid.triangle_count();
         let t0 = Instant::now();
-        let mut field = HeightField::lit(grid, light, rays);
-        if let Some((eye, directions)) = eye {
-            field.set_eye_where_it_pays(eye, &directions, rays);
-        }
+        let field = HeightField::for_rays(grid, rays);
         self.objects.push(Object::Terrain(Box::new(field)));
         self.rock_space.push(RockSpace::NONE);
         self.accel_time += t0.elapsed();
@@ -327,7 +356,6 @@ impl Builder {
             layers: None,
             analytic,
             rock_count,
-            ground_under_camera: None,
             population_count: 0,
             triangles: self.triangles,
             accel,
@@ -365,10 +393,6 @@ impl World {
         let terrain::Land { tile: grid, rings } = land;
         let mut b = Builder::default();
         let terrain_material = b.material(ts.material, ts.smooth);
-        let eye = scene.camera.position;
-        let over = |v: f32, size: f32| v.abs() <= 0.5 * size;
-        let ground_under_camera = (over(eye.x, grid.size[0]) && over(eye.z, grid.size[1]))
-            .then(|| grid.height_at(eye.x, eye.z));
         // What needs the grid's heights first: smooth normals, rocks
         // resting on the ground, scattered placements. Then the grid goes
         // to its hierarchy (or becomes a mesh). Above `stored_normals` the
@@ -415,17 +439,7 @@ impl World {
                 .traced_pixels
                 .unwrap_or(im.width as u64 * im.height as u64);
             let camera_rays = (pixels * im.samples as u64) as usize;
-            // Shadow rays go toward points of the sun's disc
-            // (`light::sun_probe`), at most one a camera ray: the terrain
-            // keeps horizons for them.
-            let light = (scene.sun.direction, scene.sun.angular_radius);
-            b.terrain(
-                grid,
-                terrain_material,
-                Some(light),
-                scene.camera().sight_sample(),
-                camera_rays,
-            );
+            b.terrain(grid, terrain_material, camera_rays);
         } else {
             let mesh = b.mesh(grid.to_mesh(ts.smooth));
             b.place(mesh, None, terrain_material);
@@ -549,7 +563,6 @@ impl World {
         let generate_time = t0.elapsed();
         let mut world = b.finish(terrain_normals, analytic, rock_count, generate_time);
         world.population_count = population_count;
-        world.ground_under_camera = ground_under_camera;
         world.layers = layers;
         world
     }
@@ -636,7 +649,7 @@ impl World {
         } else {
             Vec::new()
         };
-        b.terrain(grid, m, None, None, usize::MAX);
+        b.terrain(grid, m, usize::MAX);
         b.finish(normals, Vec::new(), 0, Duration::ZERO)
     }
 
@@ -788,19 +801,48 @@ impl World {
         }
     }
 
+    /// The world as seen in one view: `light` (a direction and an angular
+    /// radius, the sun's disc) and `eye` (a camera's position and a sample
+    /// of its ray directions, [`crate::camera::Camera::sight_sample`]) for
+    /// about `camera_rays` camera rays (and at most as many shadow rays).
+    /// The view keeps what pays for those rays: the terrain's horizons
+    /// toward the light and its sight table from the eye. It changes no
+    /// answer, only how fast it comes; the world itself stays as built,
+    /// for any number of views.
+    pub fn view(
+        &self,
+        light: Option<(Vec3, f32)>,
+        eye: Option<(Vec3, &[Vec3])>,
+        camera_rays: usize,
+    ) -> Viewed<'_> {
+        Viewed {
+            world: self,
+            view: self.accel.view(light, eye, camera_rays),
+        }
+    }
+
     /// The closest surface along `ray`.
     #[inline]
     pub fn intersect(&self, ray: &Ray) -> Option<SurfaceHit> {
-        let hit = self.accel.intersect(ray, f32::INFINITY);
+        self.intersect_in(&View::default(), ray)
+    }
+
+    #[inline]
+    fn intersect_in(&self, view: &View, ray: &Ray) -> Option<SurfaceHit> {
+        let hit = self.accel.intersect(view, ray, f32::INFINITY);
         self.closest_surface(ray, hit)
     }
 
     /// [`World::intersect`] for each ray of a batch, bit for bit, faster:
     /// the terrain traces the batch at once.
     pub fn intersect_batch(&self, rays: &[Ray]) -> Vec<Option<SurfaceHit>> {
+        self.intersect_batch_in(&View::default(), rays)
+    }
+
+    fn intersect_batch_in(&self, view: &View, rays: &[Ray]) -> Vec<Option<SurfaceHit>> {
         let mut hits = vec![None; rays.len()];
         self.accel
-            .intersect_batch(rays, &vec![f32::INFINITY; rays.len()], &mut hits);
+            .intersect_batch(view, rays, &vec![f32::INFINITY; rays.len()], &mut hits);
         rays.iter()
             .zip(hits)
             .map(|(ray, hit)| self.closest_surface(ray, hit))
@@ -829,17 +871,26 @@ impl World {
     /// Whether anything lies along `ray` within (0, t_max].
     #[inline]
     pub fn occluded(&self, ray: &Ray, t_max: f32) -> bool {
+        self.occluded_in(&View::default(), ray, t_max)
+    }
+
+    #[inline]
+    fn occluded_in(&self, view: &View, ray: &Ray, t_max: f32) -> bool {
         self.analytic
             .iter()
             .any(|r| r.intersect(ray, 0.0, t_max).is_some())
-            || self.accel.occluded(ray, t_max)
+            || self.accel.occluded(view, ray, t_max)
     }
 
     /// [`World::occluded`] for each ray of a batch (`rays[k]` within
     /// `t_max[k]`).
     pub fn occluded_batch(&self, rays: &[Ray], t_max: &[f32]) -> Vec<bool> {
+        self.occluded_batch_in(&View::default(), rays, t_max)
+    }
+
+    fn occluded_batch_in(&self, view: &View, rays: &[Ray], t_max: &[f32]) -> Vec<bool> {
         let mut blocked = vec![false; rays.len()];
-        self.accel.occluded_batch(rays, t_max, &mut blocked);
+        self.accel.occluded_batch(view, rays, t_max, &mut blocked);
         for (k, ray) in rays.iter().enumerate() {
             blocked[k] = blocked[k]
                 || self

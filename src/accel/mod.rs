@@ -10,8 +10,8 @@ pub mod top;
 pub mod wide;
 
 pub use bvh::{Bvh, Hit, Tree};
-pub use heightfield::HeightField;
-pub use top::{Object, ObjectHit, ObjectRef, TopLevel};
+pub use heightfield::{FieldView, HeightField};
+pub use top::{Object, ObjectHit, ObjectRef, TopLevel, View};
 
 /// Fixtures the structures' tests share: triangle soups and random rays.
 #[cfg(test)]

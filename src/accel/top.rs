@@ -15,7 +15,7 @@ use glam::{Affine3A, Vec3};
 use rayon::prelude::*;
 
 use super::bvh::{Bvh, Hit, LeafCost, Tree};
-use super::heightfield::HeightField;
+use super::heightfield::{FieldView, HeightField};
 use super::octet::{rays_of, OCTET};
 use crate::ray::{Aabb, Ray};
 
@@ -37,6 +37,26 @@ pub enum Object {
 impl Object {
     /// The `placement` of a mesh already in world space.
     pub const WORLD: u32 = u32::MAX;
+}
+
+/// What the top level keeps for one view ([`TopLevel::view`]): each
+/// terrain grid's [`FieldView`], in the order of the grids. Any view gives
+/// the same answers as any other, or as none ([`View::default`]).
+#[derive(Debug, Clone, Default)]
+pub struct View {
+    fields: Vec<FieldView>,
+}
+
+impl View {
+    /// Grid `k`'s view (none past the views kept).
+    fn field(&self, k: usize) -> &FieldView {
+        self.fields.get(k).unwrap_or(FieldView::none())
+    }
+
+    /// Bytes held by the grids' views.
+    pub fn memory_bytes(&self) -> usize {
+        self.fields.iter().map(FieldView::memory_bytes).sum()
+    }
 }
 
 /// One object under the top level, as it is kept: [`Object`] less the
@@ -216,13 +236,33 @@ impl TopLevel {
             + self.meshes.iter().map(Bvh::memory_bytes).sum::<usize>()
     }
 
-    /// The closest hit along `ray` with t in (0, t_max]. Of hits at the same
-    /// t, the lowest object index, then the lowest triangle.
-    pub fn intersect(&self, ray: &Ray, t_max: f32) -> Option<ObjectHit> {
+    /// The terrain grids' views for a view of `camera_rays` camera rays
+    /// (and at most as many shadow rays) from `eye` (its position and a
+    /// sample of its ray directions) lit from `light` (a direction and an
+    /// angular radius); see [`HeightField::view`].
+    pub fn view(
+        &self,
+        light: Option<(Vec3, f32)>,
+        eye: Option<(Vec3, &[Vec3])>,
+        camera_rays: usize,
+    ) -> View {
+        View {
+            fields: self
+                .fields
+                .iter()
+                .map(|f| f.view(light, eye, camera_rays))
+                .collect(),
+        }
+    }
+
+    /// The closest hit along `ray` with t in (0, t_max], with the grids'
+    /// `view`. Of hits at the same t, the lowest object index, then the
+    /// lowest triangle.
+    pub fn intersect(&self, view: &View, ray: &Ray, t_max: f32) -> Option<ObjectHit> {
         // The terrain's grids first, then the meshes up to their best hit.
         let (mut t_start, mut best) = (t_max, None);
-        for (object, field) in self.terrains() {
-            if let Some(hit) = field.intersect(ray, t_start) {
+        for (object, field, seen) in self.terrains(view) {
+            if let Some(hit) = field.intersect_in(seen, ray, t_start) {
                 offer(ObjectHit { object, hit }, &mut t_start, &mut best);
             }
         }
@@ -241,14 +281,20 @@ impl TopLevel {
     /// one batch ([`HeightField::intersect_batch`]), then the rays visit the
     /// other objects up to their terrain hits eight at a time (see
     /// `TopLevel::closest_octets`).
-    pub fn intersect_batch(&self, rays: &[Ray], t_max: &[f32], hits: &mut [Option<ObjectHit>]) {
+    pub fn intersect_batch(
+        &self,
+        view: &View,
+        rays: &[Ray],
+        t_max: &[f32],
+        hits: &mut [Option<ObjectHit>],
+    ) {
         hits.fill(None);
         // The terrain's levels (the tile, then its far-field rings, inner
         // to outer) one batch each, every ray limited by its best hit so far.
         let mut limits = t_max.to_vec();
         let mut found = vec![None; rays.len()];
-        for (object, field) in self.terrains() {
-            field.intersect_batch(rays, &limits, &mut found);
+        for (object, field, seen) in self.terrains(view) {
+            field.intersect_batch_in(seen, rays, &limits, &mut found);
             for k in 0..rays.len() {
                 if let Some(hit) = found[k] {
                     offer(ObjectHit { object, hit }, &mut limits[k], &mut hits[k]);
@@ -317,8 +363,10 @@ impl TopLevel {
     }
 
     /// Whether anything lies along `ray` with t in (0, t_max].
-    pub fn occluded(&self, ray: &Ray, t_max: f32) -> bool {
-        self.terrains().any(|(_, field)| field.occluded(ray, t_max)) || self.any(ray, t_max)
+    pub fn occluded(&self, view: &View, ray: &Ray, t_max: f32) -> bool {
+        self.terrains(view)
+            .any(|(_, field, seen)| field.occluded_in(seen, ray, t_max))
+            || self.any(ray, t_max)
     }
 
     /// [`TopLevel::occluded`] for each ray of a batch: the terrain first, as
@@ -327,15 +375,15 @@ impl TopLevel {
     /// batch order within each), so that a render's sun rays, which
     /// share a direction, go down the top tree and into each rock's BVH
     /// together (see [`TopLevel::any_octets`]).
-    pub fn occluded_batch(&self, rays: &[Ray], t_max: &[f32], blocked: &mut [bool]) {
+    pub fn occluded_batch(&self, view: &View, rays: &[Ray], t_max: &[f32], blocked: &mut [bool]) {
         blocked.fill(false);
         // The terrain's levels one batch each (the tile, then the far-field
         // rings); a ray blocked by one goes on with no length, which a ring
         // answers without walking it.
         let mut limits = t_max.to_vec();
         let mut hit = vec![false; rays.len()];
-        for (_, field) in self.terrains() {
-            field.occluded_batch(rays, &limits, &mut hit);
+        for (_, field, seen) in self.terrains(view) {
+            field.occluded_batch_in(seen, rays, &limits, &mut hit);
             for k in 0..rays.len() {
                 if hit[k] {
                     blocked[k] = true;
@@ -462,9 +510,17 @@ impl TopLevel {
     }
 
     /// The terrain's grids (the tile, then any far-field rings), with
-    /// their object indices, in the order given.
-    fn terrains(&self) -> impl Iterator<Item = (u32, &HeightField)> + '_ {
-        self.field_objects.iter().copied().zip(&self.fields)
+    /// their object indices and their views in `view`, in the order given.
+    fn terrains<'a>(
+        &'a self,
+        view: &'a View,
+    ) -> impl Iterator<Item = (u32, &'a HeightField, &'a FieldView)> + 'a {
+        self.field_objects
+            .iter()
+            .copied()
+            .zip(&self.fields)
+            .enumerate()
+            .map(|(k, (object, field))| (object, field, view.field(k)))
     }
 }
 
@@ -659,8 +715,8 @@ mod tests {
             let origin = Vec3::new(r(1) * 40.0 - 20.0, 2.0 + r(2) * 12.0, r(3) * 40.0 - 20.0);
             let target = Vec3::new(r(4) * 24.0 - 12.0, r(5) * 3.0, r(6) * 24.0 - 12.0);
             let ray = Ray::new(origin, (target - origin).normalize());
-            let a = instanced.intersect(&ray, f32::INFINITY);
-            let b = copied.intersect(&ray, f32::INFINITY);
+            let a = instanced.intersect(&View::default(), &ray, f32::INFINITY);
+            let b = copied.intersect(&View::default(), &ray, f32::INFINITY);
             match (a, b) {
                 (None, None) => {}
                 (Some(a), Some(b)) => {
@@ -672,8 +728,8 @@ mod tests {
                 other => panic!("ray {k}: {other:?}"),
             }
             assert_eq!(
-                instanced.occluded(&ray, f32::INFINITY),
-                copied.occluded(&ray, f32::INFINITY)
+                instanced.occluded(&View::default(), &ray, f32::INFINITY),
+                copied.occluded(&View::default(), &ray, f32::INFINITY)
             );
         }
         assert!(rock_hits > 300, "rays hit rocks ({rock_hits})");
@@ -703,14 +759,26 @@ mod tests {
         let t_max: Vec<f32> = (0..rays.len())
             .map(|k| if k % 3 == 0 { 15.0 } else { f32::INFINITY })
             .collect();
+        // With a view (horizons toward a light, a sight table from an eye)
+        // the answers are the ones without.
+        let eye = Vec3::new(0.0, 14.0, -20.0);
+        let directions: Vec<Vec3> = rays.iter().map(|r| r.dir).collect();
+        let light = (Vec3::new(0.3, 0.8, 0.2).normalize(), 0.01);
         for top in [&instanced, &copied, &terrain_last] {
-            let mut hits = vec![None; rays.len()];
-            top.intersect_batch(&rays, &t_max, &mut hits);
-            let mut blocked = vec![false; rays.len()];
-            top.occluded_batch(&rays, &t_max, &mut blocked);
-            for (k, ray) in rays.iter().enumerate() {
-                assert_eq!(hits[k], top.intersect(ray, t_max[k]), "ray {k}");
-                assert_eq!(blocked[k], top.occluded(ray, t_max[k]), "ray {k}");
+            let none = View::default();
+            for view in [
+                &none,
+                &top.view(Some(light), Some((eye, &directions)), usize::MAX),
+            ] {
+                let mut hits = vec![None; rays.len()];
+                top.intersect_batch(view, &rays, &t_max, &mut hits);
+                let mut blocked = vec![false; rays.len()];
+                top.occluded_batch(view, &rays, &t_max, &mut blocked);
+                for (k, ray) in rays.iter().enumerate() {
+                    assert_eq!(hits[k], top.intersect(&none, ray, t_max[k]), "ray {k}");
+                    assert_eq!(blocked[k], top.occluded(&none, ray, t_max[k]), "ray {k}");
+                    assert_eq!(blocked[k], top.occluded(view, ray, t_max[k]), "ray {k}");
+                }
             }
         }
     }
@@ -758,18 +826,22 @@ mod tests {
             .collect();
         for top in [&on_terrain, &alone] {
             let mut hits = vec![None; rays.len()];
-            top.intersect_batch(&rays, &t_max, &mut hits);
+            top.intersect_batch(&View::default(), &rays, &t_max, &mut hits);
             let mut blocked = vec![false; rays.len()];
-            top.occluded_batch(&rays, &t_max, &mut blocked);
+            top.occluded_batch(&View::default(), &rays, &t_max, &mut blocked);
             let mut rock_hits = 0;
             for (k, ray) in rays.iter().enumerate() {
-                let one = top.intersect(ray, t_max[k]);
+                let one = top.intersect(&View::default(), ray, t_max[k]);
                 assert_eq!(
                     hits[k].map(|h| (h.object, h.hit.triangle, h.hit.t.to_bits())),
                     one.map(|h| (h.object, h.hit.triangle, h.hit.t.to_bits())),
                     "ray {k}"
                 );
-                assert_eq!(blocked[k], top.occluded(ray, t_max[k]), "ray {k}");
+                assert_eq!(
+                    blocked[k],
+                    top.occluded(&View::default(), ray, t_max[k]),
+                    "ray {k}"
+                );
                 rock_hits += hits[k]
                     .is_some_and(|h| matches!(top.object(h.object), ObjectRef::Mesh { .. }))
                     as usize;
@@ -845,7 +917,7 @@ mod tests {
                     origin[axis] += from * 6.0;
                     let ray = Ray::new(origin, (q - origin).normalize());
                     let alone = bvh.intersect(&in_space(&ray, Some(m.inverse())), f32::INFINITY);
-                    let found = top.intersect(&ray, f32::INFINITY);
+                    let found = top.intersect(&View::default(), &ray, f32::INFINITY);
                     assert!(alone.is_some(), "{k} {axis}: the ray reaches the rock");
                     if found.map(|h| h.object) == Some(k as u32) {
                         assert_eq!(found.map(|h| h.hit), alone, "{k} {axis}");

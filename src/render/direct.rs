@@ -11,7 +11,7 @@ use super::light::{self, Probe};
 use super::sampler;
 use crate::ray::Ray;
 use crate::scene::Scene;
-use crate::world::{SurfaceHit, World};
+use crate::world::{SurfaceHit, Viewed};
 
 /// The radiance of each sample of `list` whose camera ray (`rays`, one
 /// for each `has_ray`) exists, shaded as a batch: the closest hits of the
@@ -20,7 +20,7 @@ use crate::world::{SurfaceHit, World};
 #[allow(clippy::too_many_arguments)]
 pub(super) fn radiance_batch(
     scene: &Scene,
-    world: &World,
+    world: &Viewed,
     list: &[(u32, u32, u32)],
     has_ray: &[bool],
     rays: &[Ray],
@@ -90,7 +90,7 @@ pub(super) fn radiance_batch(
 #[inline]
 pub fn trace(
     scene: &Scene,
-    world: &World,
+    world: &Viewed,
     ray: &Ray,
     rng: &sampler::SampleRng,
     rays: &mut u64,
@@ -106,7 +106,7 @@ pub fn trace(
 #[inline]
 fn shade(
     scene: &Scene,
-    world: &World,
+    world: &Viewed,
     ray: &Ray,
     hit: Option<&SurfaceHit>,
     rng: &sampler::SampleRng,
@@ -136,7 +136,7 @@ fn shade(
 #[inline]
 fn lambert(
     scene: &Scene,
-    world: &World,
+    world: &Viewed,
     hit: &SurfaceHit,
     dir: Vec3,
     rng: &sampler::SampleRng,
@@ -202,7 +202,7 @@ pub(super) fn first_surface(
 #[allow(clippy::too_many_arguments)]
 fn water_radiance(
     scene: &Scene,
-    world: &World,
+    world: &Viewed,
     water: &crate::shade::Water,
     ray: &Ray,
     surface: &SurfaceHit,

@@ -27,7 +27,7 @@ use crate::camera::Camera;
 use crate::error::{Error, Result};
 use crate::ray::Ray;
 use crate::scene::Scene;
-use crate::world::World;
+use crate::world::{Viewed, World};
 
 /// Counts from one render.
 #[derive(Debug, Clone, Copy, Default)]
@@ -39,6 +39,9 @@ pub struct RenderStats {
     pub shadow_rays: u64,
     /// Wall time of the tracing.
     pub trace_time: Duration,
+    /// Wall time of building the view's horizons and sight table
+    /// ([`crate::world::World::view`]), before the tracing.
+    pub view_time: Duration,
     /// Samples whose radiance came out NaN or infinite (each replaced by black).
     pub bad_samples: u64,
     /// The first pixel (in row-major order) with such a sample.
@@ -59,6 +62,7 @@ impl RenderStats {
         self.samples += other.samples;
         self.pixels += other.pixels;
         self.trace_time += other.trace_time;
+        self.view_time += other.view_time;
         self.first_bad_pixel = self.first_bad_pixel.or(other.first_bad_pixel);
         self.bad_samples += other.bad_samples;
     }
@@ -150,6 +154,9 @@ fn render_bands<S: Send>(
     let shadow_rays = AtomicU64::new(0);
     let samples_taken = AtomicU64::new(0);
     let gather = Gather::of(scene);
+    let viewing = Instant::now();
+    let world = &view(scene, world, camera, region);
+    let view_time = viewing.elapsed();
     let start = Instant::now();
     let sinks: Vec<S> = sinks.collect();
     let count = sinks.len();
@@ -213,11 +220,27 @@ fn render_bands<S: Send>(
         primary_rays: samples,
         shadow_rays: shadow_rays.into_inner(),
         trace_time: start.elapsed(),
+        view_time,
         bad_samples: bad.count,
         first_bad_pixel: bad.first.map(|(y, x)| (x, y)),
         samples,
         pixels: region.width() as u64 * region.height() as u64,
     })
+}
+
+/// `world` as seen by `camera` under the scene's sun, for the camera rays
+/// of `region` at the scene's samples per pixel ([`World::view`]): built
+/// for each render, so that no render uses another view's horizons or
+/// sight table.
+fn view<'w>(scene: &Scene, world: &'w World, camera: &Camera, region: Rect) -> Viewed<'w> {
+    let pixels = region.width() as u64 * region.height() as u64;
+    let camera_rays = (pixels * scene.image.samples as u64) as usize;
+    let sight = camera.sight_sample();
+    let eye = sight.as_ref().map(|(e, d)| (*e, d.as_slice()));
+    // Shadow rays go toward points of the sun's disc (`light::sun_probe`),
+    // at most one a camera ray.
+    let light = (scene.sun.direction, scene.sun.angular_radius);
+    world.view(Some(light), eye, camera_rays)
 }
 
 /// Samples that came out NaN or infinite: how many, and the first pixel
@@ -312,7 +335,7 @@ fn luminance(c: Vec3) -> f32 {
 /// round, so the result does not depend on the tile's other pixels.
 fn render_tile(
     scene: &Scene,
-    world: &World,
+    world: &Viewed,
     camera: &Camera,
     gather: &Gather,
     tile: Rect,
@@ -385,7 +408,7 @@ fn render_tile(
 /// it on its own.
 fn sample_radiance(
     scene: &Scene,
-    world: &World,
+    world: &Viewed,
     camera: &Camera,
     gather: &Gather,
     list: &[(u32, u32, u32)],
@@ -564,6 +587,9 @@ mod tests {
             let none = AtomicBool::new(false);
             let (fb, stats) =
                 render(&scene, &world, &camera, &ProgressBar::hidden(), &none).unwrap();
+            // One ray at a time without a view: the render's view changes
+            // no answer.
+            let seen = world.view(None, None, 0);
             let n = scene.image.samples;
             let mut rays = 0;
             for y in 0..camera.height {
@@ -575,9 +601,9 @@ mod tests {
                         if let Some(ray) = camera.ray(x as f32 + jx, y as f32 + jy) {
                             let rng = sampler::SampleRng::new(scene.seed, pixel, s, n);
                             let c = if path {
-                                path::trace_path(&scene, &world, &sky_map, 3, &ray, &rng, &mut rays)
+                                path::trace_path(&scene, &seen, &sky_map, 3, &ray, &rng, &mut rays)
                             } else {
-                                trace(&scene, &world, &ray, &rng, &mut rays)
+                                trace(&scene, &seen, &ray, &rng, &mut rays)
                             };
                             sum += c.extend(1.0);
                         }

@@ -38,7 +38,7 @@ use crate::ray::Ray;
 use crate::sampling::cosine_hemisphere;
 use crate::scene::Scene;
 use crate::shade::water::{fresnel, mirror, refract, surface_offset, WATER_INDEX};
-use crate::world::World;
+use crate::world::Viewed;
 
 /// Random-number streams of a path's vertex `depth`: sun point, sky
 /// direction, bounce direction, roulette.
@@ -104,7 +104,7 @@ fn sun_solid_angle(radius: f32) -> f32 {
 #[allow(clippy::too_many_arguments)]
 pub(super) fn trace_paths(
     scene: &Scene,
-    world: &World,
+    world: &Viewed,
     sky_map: &SkyMap,
     bounces: u32,
     cameras: &[(usize, SampleRng, Ray)],
@@ -186,7 +186,7 @@ pub(super) fn trace_paths(
 #[inline]
 fn step(
     scene: &Scene,
-    world: &World,
+    world: &Viewed,
     sky_map: &SkyMap,
     bounces: u32,
     path: &Path,
@@ -402,7 +402,7 @@ fn water_glow(scene: &Scene, water: &crate::shade::Water) -> Vec3 {
 /// [`trace_paths`] gives the same sample in a batch.
 pub fn trace_path(
     scene: &Scene,
-    world: &World,
+    world: &Viewed,
     sky_map: &SkyMap,
     bounces: u32,
     ray: &Ray,

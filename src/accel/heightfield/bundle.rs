@@ -23,7 +23,7 @@
 
 use glam::Vec3;
 
-use super::{lower, Block, HeightField};
+use super::{lower, Block, FieldView, HeightField};
 use crate::ray::{Aabb, Ray};
 
 /// Rays taken together: 64, an 8 × 8 patch of pixels when the caller
@@ -48,12 +48,12 @@ impl HeightField {
     /// eye of the field's sight table get the starts it gives, and a bundle
     /// whose rays all share one origin the starts its cone finds where
     /// these are later; any other ray starts at the field's edge (t = 0).
-    pub(super) fn hints(&self, rays: &[Ray]) -> Vec<Hint> {
+    pub(super) fn hints(&self, view: &FieldView, rays: &[Ray]) -> Vec<Hint> {
         let mut hints = vec![Hint::default(); rays.len()];
         for (bundle, out) in rays.chunks(BUNDLE).zip(hints.chunks_mut(BUNDLE)) {
             // The eye's table first ([`sight`](super::sight)); where it
             // leaves a ray without a start, the cone may still move some.
-            if !self.sight.as_ref().is_some_and(|s| s.starts(bundle, out)) {
+            if !view.sight.as_ref().is_some_and(|s| s.starts(bundle, out)) {
                 self.bundle_hints(bundle, out);
             }
         }

@@ -40,7 +40,7 @@
 use std::arch::x86_64::*;
 
 use super::simd::{Avx2, Avx512, Simd, MAX_LANES};
-use super::{HeightField, Hint, Query, Start, PATIENCE};
+use super::{FieldView, HeightField, Hint, Query, Start, PATIENCE};
 use crate::accel::bvh::Hit;
 use crate::accel::octet::rays_of;
 use crate::isa::Isa;
@@ -485,14 +485,15 @@ pub(super) const LANE_LEVELS: u32 = 16;
 pub(super) unsafe fn walk<Q: Query>(
     isa: Isa,
     field: &HeightField,
+    view: &FieldView,
     rays: &[Ray],
     t_max: &[f32],
     hints: &[Hint],
     query: &mut Q,
 ) {
     match isa {
-        Isa::Avx512 => walk_avx512(field, rays, t_max, hints, query),
-        Isa::Avx | Isa::Avx2 => walk_avx2(field, rays, t_max, hints, query),
+        Isa::Avx512 => walk_avx512(field, view, rays, t_max, hints, query),
+        Isa::Avx | Isa::Avx2 => walk_avx2(field, view, rays, t_max, hints, query),
     }
 }
 
@@ -504,12 +505,13 @@ macro_rules! walk_for {
         #[target_feature(enable = $features)]
         unsafe fn $name<Q: Query>(
             field: &HeightField,
+            view: &FieldView,
             rays: &[Ray],
             t_max: &[f32],
             hints: &[Hint],
             query: &mut Q,
         ) {
-            walk_lanes::<$simd, Q>(field, rays, t_max, hints, query)
+            walk_lanes::<$simd, Q>(field, view, rays, t_max, hints, query)
         }
     };
 }
@@ -523,6 +525,7 @@ walk_for!(walk_avx512, Avx512, "avx2,avx512f,avx512vl");
 #[inline(always)]
 unsafe fn walk_lanes<S: Simd, Q: Query>(
     field: &HeightField,
+    view: &FieldView,
     rays: &[Ray],
     t_max: &[f32],
     hints: &[Hint],
@@ -560,7 +563,7 @@ unsafe fn walk_lanes<S: Simd, Q: Query>(
     };
     for s in groups.iter_mut() {
         for lane in 0..lanes {
-            fill(field, &mut batch, s, lane, query);
+            fill(field, view, &mut batch, s, lane, query);
         }
     }
 
@@ -578,7 +581,7 @@ unsafe fn walk_lanes<S: Simd, Q: Query>(
     let i = |v: &[i32; MAX_LANES]| S::load_i(v.as_ptr());
     // Occlusion along the light: the horizons of levels from `from_level`
     // up, stored from the start of that level.
-    let light = field.light.as_ref().filter(|_| Q::ANY).map(|h| {
+    let light = view.light.as_ref().filter(|_| Q::ANY).map(|h| {
         (
             h.values.as_ptr(),
             S::splat_i(h.from_level as i32 - 1),
@@ -776,7 +779,7 @@ unsafe fn walk_lanes<S: Simd, Q: Query>(
             // Lanes whose ray is done take the next one.
             let done = S::or(clear, S::and_not(descend, S::or(finished, S::not(on_grid))));
             for lane in rays_of(S::bits(S::and(done, active)) | stopped) {
-                fill(field, &mut batch, s, lane, query);
+                fill(field, view, &mut batch, s, lane, query);
             }
         }
         if idle == groups.len() {
@@ -802,6 +805,7 @@ struct Batch<'a> {
 #[inline(always)]
 fn fill<Q: Query>(
     field: &HeightField,
+    view: &FieldView,
     batch: &mut Batch,
     s: &mut State,
     lane: usize,
@@ -827,7 +831,7 @@ fn fill<Q: Query>(
             unsafe { starts.find(field, rays, t_max, hints, first) };
         }
         if starts.alone & (1 << (k - first)) != 0 {
-            query.single(field, k, ray, t_max[k]);
+            query.single(field, view, k, ray, t_max[k]);
             continue;
         }
         let Some(start) = starts.get(k - first) else {
@@ -859,7 +863,7 @@ fn fill<Q: Query>(
         s.kz_y[lane] = -((kz == 1) as i32);
         // Only occlusion walks use the light's horizons.
         s.along_light[lane] =
-            -((Q::ANY && field.light.as_ref().is_some_and(|h| h.covers(d))) as i32);
+            -((Q::ANY && view.light.as_ref().is_some_and(|h| h.covers(d))) as i32);
         s.best_triangle[lane] = NO_HIT;
         return;
     }

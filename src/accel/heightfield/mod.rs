@@ -28,7 +28,7 @@
 //! stops being clear of the terrain (`bundle`).
 //!
 //! Shadow rays toward the sun all climb at nearly the same slope and
-//! heading. For them the field can keep horizons ([`HeightField::set_light`],
+//! heading. For them a view of the field can keep horizons ([`FieldView`],
 //! `horizon`): per block of every level from 1 up, how high the terrain ahead
 //! rises against the ray's climb, so that a shadow ray that enters a block
 //! above its horizon stops there, unblocked, instead of climbing the
@@ -89,14 +89,42 @@ pub struct HeightField {
     top: u32,
     /// Bounds of the whole field.
     bounds: Aabb,
-    /// Horizons toward the light, if one was set ([`HeightField::set_light`]).
-    light: Option<horizon::Horizon>,
-    /// Where the camera's rays may first meet the terrain, if an eye was
-    /// set ([`HeightField::set_eye`]).
-    sight: Option<sight::Sight>,
     /// The x and z corners of the hole ([`HeightField::with_hole`]), if
     /// any: a ray from inside it starts its walk where it leaves it.
     hole: Option<[[f32; 2]; 2]>,
+}
+
+/// What a field keeps for one view ([`HeightField::view`]): horizons
+/// toward its light and the sight table of its eye, each where it pays for
+/// the view's rays. Both only let walks stop or start early: every answer
+/// is the same with any view, or with none ([`FieldView::default`]).
+#[derive(Debug, Clone, Default)]
+pub struct FieldView {
+    /// Horizons toward the light, if they pay.
+    light: Option<horizon::Horizon>,
+    /// Where the eye's rays may first meet the terrain, if it pays.
+    sight: Option<sight::Sight>,
+}
+
+/// The view without horizons or sight table.
+static NO_VIEW: FieldView = FieldView {
+    light: None,
+    sight: None,
+};
+
+impl FieldView {
+    /// The view without horizons or sight table, for any field.
+    pub fn none() -> &'static FieldView {
+        &NO_VIEW
+    }
+
+    /// Bytes held by the horizons and the sight table.
+    pub fn memory_bytes(&self) -> usize {
+        self.light
+            .as_ref()
+            .map_or(0, horizon::Horizon::memory_bytes)
+            + self.sight.as_ref().map_or(0, sight::Sight::memory_bytes)
+    }
 }
 
 /// What a batch wants to know of each ray.
@@ -106,7 +134,7 @@ trait Query {
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     const ANY: bool;
     /// Answers ray `k` on its own.
-    fn single(&mut self, field: &HeightField, k: usize, ray: &Ray, t_max: f32);
+    fn single(&mut self, field: &HeightField, view: &FieldView, k: usize, ray: &Ray, t_max: f32);
     /// Records the answer for ray `k`: its best hit.
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     fn finish(&mut self, k: usize, best: Option<Hit>);
@@ -117,8 +145,8 @@ struct Closest<'a>(&'a mut [Option<Hit>]);
 
 impl Query for Closest<'_> {
     const ANY: bool = false;
-    fn single(&mut self, field: &HeightField, k: usize, ray: &Ray, t_max: f32) {
-        self.0[k] = field.intersect(ray, t_max);
+    fn single(&mut self, field: &HeightField, view: &FieldView, k: usize, ray: &Ray, t_max: f32) {
+        self.0[k] = field.intersect_in(view, ray, t_max);
     }
     fn finish(&mut self, k: usize, best: Option<Hit>) {
         self.0[k] = best;
@@ -130,8 +158,8 @@ struct Any<'a>(&'a mut [bool]);
 
 impl Query for Any<'_> {
     const ANY: bool = true;
-    fn single(&mut self, field: &HeightField, k: usize, ray: &Ray, t_max: f32) {
-        self.0[k] = field.occluded(ray, t_max);
+    fn single(&mut self, field: &HeightField, view: &FieldView, k: usize, ray: &Ray, t_max: f32) {
+        self.0[k] = field.occluded_in(view, ray, t_max);
     }
     fn finish(&mut self, k: usize, best: Option<Hit>) {
         self.0[k] = best.is_some();
@@ -149,8 +177,8 @@ struct Remap<'a, Q> {
 #[cfg(target_arch = "x86_64")]
 impl<Q: Query> Query for Remap<'_, Q> {
     const ANY: bool = Q::ANY;
-    fn single(&mut self, field: &HeightField, k: usize, ray: &Ray, t_max: f32) {
-        self.query.single(field, self.index[k], ray, t_max);
+    fn single(&mut self, field: &HeightField, view: &FieldView, k: usize, ray: &Ray, t_max: f32) {
+        self.query.single(field, view, self.index[k], ray, t_max);
     }
     fn finish(&mut self, k: usize, best: Option<Hit>) {
         self.query.finish(self.index[k], best);
@@ -234,17 +262,14 @@ impl HeightField {
     /// Builds the hierarchy over `grid`, keeping its heights (the levels
     /// are appended to them), in one pass per level.
     pub fn new(grid: TerrainGrid) -> HeightField {
-        HeightField::lit(grid, None, usize::MAX)
+        HeightField::for_rays(grid, usize::MAX)
     }
 
-    /// [`HeightField::new`] for about `rays` camera rays (and at most as
-    /// many shadow rays), with horizons toward `light` (a direction and an
-    /// angular radius, as [`HeightField::set_light`] takes them) built
-    /// beside the blocks' neighbourhood peaks: both only read the levels.
-    /// Each starts at the finest level that pays for the rays
-    /// ([`HeightField::finest_level_paying`]).
-    pub fn lit(grid: TerrainGrid, light: Option<(Vec3, f32)>, rays: usize) -> HeightField {
-        HeightField::assemble(grid, light, rays, None)
+    /// [`HeightField::new`] for about `rays` camera rays per view: the
+    /// blocks' neighbourhood peaks start at the finest level that pays for
+    /// them ([`HeightField::finest_level_paying`]).
+    pub fn for_rays(grid: TerrainGrid, rays: usize) -> HeightField {
+        HeightField::assemble(grid, rays, None)
     }
 
     /// [`HeightField::new`] over a grid with a hole: the cells in columns
@@ -277,17 +302,12 @@ impl HeightField {
         for i in r0 + 1..r1 {
             data[i * w + c0 + 1..i * w + c1].fill(deep);
         }
-        let mut field = HeightField::assemble(grid, None, usize::MAX, Some(hole));
+        let mut field = HeightField::assemble(grid, usize::MAX, Some(hole));
         field.hole = Some([[field.xs[c0], field.zs[r0]], [field.xs[c1], field.zs[r1]]]);
         field
     }
 
-    fn assemble(
-        grid: TerrainGrid,
-        light: Option<(Vec3, f32)>,
-        rays: usize,
-        hole: Option<[[usize; 2]; 2]>,
-    ) -> HeightField {
+    fn assemble(grid: TerrainGrid, rays: usize, hole: Option<[[usize; 2]; 2]>) -> HeightField {
         let (cols, rows) = (grid.heights.width, grid.heights.height);
         assert!(cols >= 2 && rows >= 2, "a terrain has at least 2×2 samples");
         let xs: Vec<f32> = (0..cols).map(|j| grid.position(0, j).x).collect();
@@ -390,57 +410,73 @@ impl HeightField {
             level_rows,
             top,
             bounds,
-            light: None,
-            sight: None,
             hole: None,
         };
         let from = field.finest_level_paying(rays);
-        let (peaks, light) = rayon::join(
-            || field.neighbourhood_peaks(from),
-            || light.and_then(|(dir, radius)| field.horizon_from(dir, radius, from)),
-        );
-        field.peaks = peaks;
+        field.peaks = field.neighbourhood_peaks(from);
         field.peaks_from = from;
-        field.light = light;
         field
     }
 
-    /// Lets occlusion rays within `radius` (radians) of `dir` (a sun's
-    /// shadow rays) stop early where they clear the terrain ahead
-    /// (`horizon`); other rays are unaffected, and every answer stays
-    /// the same.
-    pub fn set_light(&mut self, dir: Vec3, radius: f32) {
-        self.light = self.horizon(dir, radius);
+    /// The field's view for `camera_rays` camera rays (and at most as many
+    /// shadow rays): horizons toward `light` (a direction and an angular
+    /// radius: a sun's disc) from the finest level that pays for the rays
+    /// ([`HeightField::finest_level_paying`]), so that shadow rays within
+    /// that cone stop early where they clear the terrain ahead; and, where
+    /// it pays ([`sight_pays`]), a sight table from `eye` (its position
+    /// and a sample of its ray directions, a camera's), so that rays from
+    /// the eye within the range of those directions start their walks
+    /// where the terrain may first rise to them. Built side by side; a
+    /// field with a hole keeps neither.
+    pub fn view(
+        &self,
+        light: Option<(Vec3, f32)>,
+        eye: Option<(Vec3, &[Vec3])>,
+        camera_rays: usize,
+    ) -> FieldView {
+        // A field with a hole (a far-field ring) is crossed far from the
+        // eye and mostly by rays a finer level stopped: it keeps none.
+        if self.hole.is_some() {
+            return FieldView::default();
+        }
+        let from = self.finest_level_paying(camera_rays);
+        let pays = sight_pays(
+            (self.cols - 1) * (self.rows - 1),
+            camera_rays,
+            self.walk_lanes(),
+        );
+        let (light, sight) = rayon::join(
+            || light.and_then(|(dir, radius)| self.horizon_from(dir, radius, from)),
+            || {
+                eye.filter(|_| pays)
+                    .and_then(|(eye, directions)| sight::Sight::new(self, eye, directions))
+            },
+        );
+        FieldView { light, sight }
     }
 
-    /// Lets rays from `eye` whose directions lie in the range of
-    /// `directions` (a camera's, sampled over its image) start their walks
-    /// where the terrain may first rise to them (`sight`), instead of
-    /// where their bundle's cone stops; other rays are unaffected, and
-    /// every answer stays the same.
-    pub fn set_eye(&mut self, eye: Vec3, directions: &[Vec3]) {
-        self.sight = sight::Sight::new(self, eye, directions);
+    /// A view with horizons toward `dir` within `radius` (radians) from
+    /// level 1 up, and no sight table.
+    pub fn lit_view(&self, dir: Vec3, radius: f32) -> FieldView {
+        FieldView {
+            light: self.horizon(dir, radius),
+            sight: None,
+        }
+    }
+
+    /// A view with the sight table of `eye` over `directions`, wherever
+    /// it pays or not, and no horizons.
+    pub fn eye_view(&self, eye: Vec3, directions: &[Vec3]) -> FieldView {
+        FieldView {
+            light: None,
+            sight: sight::Sight::new(self, eye, directions),
+        }
     }
 
     /// The smaller side of a cell.
     fn cell_side(&self) -> f32 {
         let (cw, ch) = (self.cols - 1, self.rows - 1);
         ((self.xs[cw] - self.xs[0]) / cw as f32).min((self.zs[ch] - self.zs[0]) / ch as f32)
-    }
-
-    /// [`HeightField::set_eye`] for a camera that casts `camera_rays`
-    /// rays, where the table pays for them; nothing otherwise. The table is
-    /// filled from every cell in view and saves each camera ray part of its
-    /// walk, so it pays while the field has few enough cells per camera
-    /// ray ([`sight_pays`]).
-    pub fn set_eye_where_it_pays(&mut self, eye: Vec3, directions: &[Vec3], camera_rays: usize) {
-        if sight_pays(
-            (self.cols - 1) * (self.rows - 1),
-            camera_rays,
-            self.walk_lanes(),
-        ) {
-            self.set_eye(eye, directions);
-        }
     }
 
     /// How many rays a batch walks side by side here: 16 in AVX-512 lanes,
@@ -493,11 +529,6 @@ impl HeightField {
     /// Bytes held: heights, column and row positions, and the hierarchy.
     pub fn memory_bytes(&self) -> usize {
         4 * (self.data.len() + self.peaks.len() + self.xs.len() + self.zs.len())
-            + self
-                .light
-                .as_ref()
-                .map_or(0, horizon::Horizon::memory_bytes)
-            + self.sight.as_ref().map_or(0, sight::Sight::memory_bytes)
     }
 
     /// Vertex of sample (row `i`, column `j`), bit for bit the mesh's.
@@ -589,8 +620,13 @@ impl HeightField {
     /// The closest hit along `ray` with t in (0, t_max]; of hits at the
     /// same t, the lowest triangle index.
     pub fn intersect(&self, ray: &Ray, t_max: f32) -> Option<Hit> {
+        self.intersect_in(FieldView::none(), ray, t_max)
+    }
+
+    /// [`HeightField::intersect`] with `view`'s sight table (the same hit).
+    pub fn intersect_in(&self, view: &FieldView, ray: &Ray, t_max: f32) -> Option<Hit> {
         let mut best: Option<Hit> = None;
-        self.walk_all_sides(ray, t_max, false, &mut |field, i, j, t_best| {
+        self.walk_all_sides(view, ray, t_max, false, &mut |field, i, j, t_best| {
             field.closest_in_cell(ray, i, j, t_best, &mut best);
             false
         });
@@ -600,7 +636,12 @@ impl HeightField {
     /// Whether the field blocks `ray` within (0, t_max]; stops at the first
     /// triangle hit.
     pub fn occluded(&self, ray: &Ray, t_max: f32) -> bool {
-        self.walk_all_sides(ray, t_max, true, &mut |field, i, j, _| {
+        self.occluded_in(FieldView::none(), ray, t_max)
+    }
+
+    /// [`HeightField::occluded`] with `view`'s horizons (the same answer).
+    pub fn occluded_in(&self, view: &FieldView, ray: &Ray, t_max: f32) -> bool {
+        self.walk_all_sides(view, ray, t_max, true, &mut |field, i, j, _| {
             field.blocks_in_cell(ray, i, j, t_max)
         })
     }
@@ -610,37 +651,59 @@ impl HeightField {
     /// as one ray at a time, and faster: where the CPU has AVX2 the rays
     /// walk eight at a time, sixteen where it has AVX-512.
     pub fn intersect_batch(&self, rays: &[Ray], t_max: &[f32], hits: &mut [Option<Hit>]) {
+        self.intersect_batch_in(FieldView::none(), rays, t_max, hits);
+    }
+
+    /// [`HeightField::intersect_batch`] with `view`'s sight table.
+    pub fn intersect_batch_in(
+        &self,
+        view: &FieldView,
+        rays: &[Ray],
+        t_max: &[f32],
+        hits: &mut [Option<Hit>],
+    ) {
         assert_eq!(rays.len(), hits.len(), "one hit slot per ray");
-        self.batch(rays, t_max, &mut Closest(hits));
+        self.batch(view, rays, t_max, &mut Closest(hits));
     }
 
     /// [`HeightField::occluded`] for each ray of a batch, as
     /// [`HeightField::intersect_batch`].
     pub fn occluded_batch(&self, rays: &[Ray], t_max: &[f32], blocked: &mut [bool]) {
+        self.occluded_batch_in(FieldView::none(), rays, t_max, blocked);
+    }
+
+    /// [`HeightField::occluded_batch`] with `view`'s horizons.
+    pub fn occluded_batch_in(
+        &self,
+        view: &FieldView,
+        rays: &[Ray],
+        t_max: &[f32],
+        blocked: &mut [bool],
+    ) {
         assert_eq!(rays.len(), blocked.len(), "one answer slot per ray");
-        self.batch(rays, t_max, &mut Any(blocked));
+        self.batch(view, rays, t_max, &mut Any(blocked));
     }
 
     /// Answers `query` for each ray of a batch: in AVX2 lanes where the CPU
     /// has them (sixteen AVX-512 lanes where it has those), one ray at a
     /// time otherwise.
-    fn batch<Q: Query>(&self, rays: &[Ray], t_max: &[f32], query: &mut Q) {
+    fn batch<Q: Query>(&self, view: &FieldView, rays: &[Ray], t_max: &[f32], query: &mut Q) {
         assert_eq!(rays.len(), t_max.len(), "one t_max per ray");
         #[cfg(target_arch = "x86_64")]
         if let Some(isa) = self.lanes_isa() {
             if self.hole.is_some() {
-                self.batch_around_hole(isa, rays, t_max, query);
+                self.batch_around_hole(isa, view, rays, t_max, query);
                 return;
             }
             // SAFETY: the CPU runs `isa` and the field's indices fit in i32.
             #[allow(unsafe_code)]
             unsafe {
-                lanes::walk(isa, self, rays, t_max, &self.hints(rays), query)
+                lanes::walk(isa, self, view, rays, t_max, &self.hints(view, rays), query)
             };
             return;
         }
         for (k, ray) in rays.iter().enumerate() {
-            query.single(self, k, ray, t_max[k]);
+            query.single(self, view, k, ray, t_max[k]);
         }
     }
 
@@ -655,6 +718,7 @@ impl HeightField {
     fn batch_around_hole<Q: Query>(
         &self,
         isa: crate::isa::Isa,
+        view: &FieldView,
         rays: &[Ray],
         t_max: &[f32],
         query: &mut Q,
@@ -684,7 +748,7 @@ impl HeightField {
         // SAFETY: the CPU runs `isa` and the field's indices fit in i32.
         #[allow(unsafe_code)]
         unsafe {
-            lanes::walk(isa, self, &walking, &limits, &hints, &mut remapped)
+            lanes::walk(isa, self, view, &walking, &limits, &hints, &mut remapped)
         };
     }
 
@@ -783,6 +847,7 @@ impl HeightField {
     /// on a line is walked with +0 and with −0 there.
     fn walk_all_sides(
         &self,
+        view: &FieldView,
         ray: &Ray,
         t_max: f32,
         any: bool,
@@ -791,7 +856,7 @@ impl HeightField {
         let (on_x_line, on_z_line) = self.runs_along_a_line(ray);
         let mut t_best = t_max;
         if !on_x_line && !on_z_line {
-            return self.walk(ray, &mut t_best, any, cell);
+            return self.walk(view, ray, &mut t_best, any, cell);
         }
         let signs_x: &[f32] = if on_x_line {
             &[0.0, -0.0]
@@ -806,7 +871,7 @@ impl HeightField {
         for &dx in signs_x {
             for &dz in signs_z {
                 let side = Ray::new(ray.origin, Vec3::new(dx, ray.dir.y, dz));
-                if self.walk(&side, &mut t_best, any, cell) {
+                if self.walk(view, &side, &mut t_best, any, cell) {
                     return true;
                 }
             }
@@ -882,6 +947,7 @@ impl HeightField {
     #[inline(always)]
     fn walk(
         &self,
+        view: &FieldView,
         ray: &Ray,
         t_best: &mut f32,
         any: bool,
@@ -906,7 +972,7 @@ impl HeightField {
             j: start_j,
         };
         // The light's horizons, for an occlusion ray within its cone.
-        let light = self.light.as_ref().filter(|h| any && h.covers(d));
+        let light = view.light.as_ref().filter(|h| any && h.covers(d));
         let mut t = t_start;
         let mut steps = 0;
         loop {

@@ -40,29 +40,37 @@ fn check_rays(g: &TerrainGrid, rays: &[(Ray, f32)]) -> Result<usize, TestCaseErr
         );
         hits += expect.is_some() as usize;
     }
-    check_batches(&field, rays)?;
+    check_batches(&field, FieldView::none(), rays)?;
     Ok(hits)
 }
 
 /// Batches (eight AVX2 lanes or sixteen AVX-512 lanes, where the CPU has
 /// them) give bit for bit what one ray at a time gives.
-fn check_batches(field: &HeightField, rays: &[(Ray, f32)]) -> Result<(), TestCaseError> {
+/// With a view, its answers are the ones without it.
+fn check_batches(
+    field: &HeightField,
+    view: &FieldView,
+    rays: &[(Ray, f32)],
+) -> Result<(), TestCaseError> {
     let (list, t_max): (Vec<Ray>, Vec<f32>) = rays.iter().copied().unzip();
     let mut hits = vec![None; rays.len()];
-    field.intersect_batch(&list, &t_max, &mut hits);
+    field.intersect_batch_in(view, &list, &t_max, &mut hits);
     let mut blocked = vec![false; rays.len()];
-    field.occluded_batch(&list, &t_max, &mut blocked);
+    field.occluded_batch_in(view, &list, &t_max, &mut blocked);
     for (k, (ray, t)) in rays.iter().enumerate() {
         let single = field.intersect(ray, *t);
         prop_assert_eq!(hits[k], single, "batch, ray {:?}", ray);
-        prop_assert_eq!(blocked[k], field.occluded(ray, *t), "batch, ray {:?}", ray);
+        prop_assert_eq!(field.intersect_in(view, ray, *t), single, "ray {:?}", ray);
+        let blocks = field.occluded(ray, *t);
+        prop_assert_eq!(blocked[k], blocks, "batch, ray {:?}", ray);
+        prop_assert_eq!(field.occluded_in(view, ray, *t), blocks, "ray {:?}", ray);
     }
-    check_each_isa(field, &list, &t_max)?;
-    check_lane_starts(field, &list, &t_max)?;
+    check_each_isa(field, view, &list, &t_max)?;
+    check_lane_starts(field, view, &list, &t_max)?;
     // Without the first ray, the lanes' groups of eight shift and the last
     // one is partial (most lists here are multiples of eight).
     if list.len() > 1 {
-        check_lane_starts(field, &list[1..], &t_max[1..])?;
+        check_lane_starts(field, view, &list[1..], &t_max[1..])?;
     }
     Ok(())
 }
@@ -70,13 +78,18 @@ fn check_batches(field: &HeightField, rays: &[(Ray, f32)]) -> Result<(), TestCas
 /// Every copy of the lanes that this CPU runs (and the scalar path) gives
 /// bit for bit what one ray at a time gives (the batch above runs only the
 /// best copy).
-fn check_each_isa(field: &HeightField, rays: &[Ray], t_max: &[f32]) -> Result<(), TestCaseError> {
+fn check_each_isa(
+    field: &HeightField,
+    view: &FieldView,
+    rays: &[Ray],
+    t_max: &[f32],
+) -> Result<(), TestCaseError> {
     for cap in crate::isa::caps_here() {
         let (hits, blocked) = crate::isa::with_cap(cap, || {
             let mut hits = vec![None; rays.len()];
-            field.intersect_batch(rays, t_max, &mut hits);
+            field.intersect_batch_in(view, rays, t_max, &mut hits);
             let mut blocked = vec![false; rays.len()];
-            field.occluded_batch(rays, t_max, &mut blocked);
+            field.occluded_batch_in(view, rays, t_max, &mut blocked);
             (hits, blocked)
         });
         for (k, ray) in rays.iter().enumerate() {
@@ -103,12 +116,13 @@ fn check_each_isa(field: &HeightField, rays: &[Ray], t_max: &[f32]) -> Result<()
 /// as [`HeightField::start_from`] does, and the same rays along grid lines.
 fn check_lane_starts(
     field: &HeightField,
+    view: &FieldView,
     rays: &[Ray],
     t_max: &[f32],
 ) -> Result<(), TestCaseError> {
     #[cfg(target_arch = "x86_64")]
     if field.fits_lanes() && lanes::isa().is_some() {
-        let hints = field.hints(rays);
+        let hints = field.hints(view, rays);
         // SAFETY: the CPU has AVX2 and the field fits the lanes.
         #[allow(unsafe_code)]
         let got = unsafe { lanes::starts(field, rays, t_max, &hints) };
@@ -188,25 +202,25 @@ fn camera_patches(
         .collect()
 }
 
-/// A field over `g` with sight lines from the eye of `rays` (all from one
-/// origin), for the range of their directions.
-fn sighted(g: &TerrainGrid, rays: &[(Ray, f32)]) -> HeightField {
-    let mut field = HeightField::build(g);
+/// A field over `g` and its view with sight lines from the eye of `rays`
+/// (all from one origin), for the range of their directions.
+fn sighted(g: &TerrainGrid, rays: &[(Ray, f32)]) -> (HeightField, FieldView) {
+    let field = HeightField::build(g);
     let directions: Vec<Vec3> = rays.iter().map(|r| r.0.dir).collect();
-    field.set_eye(rays[0].0.origin, &directions);
-    field
+    let view = field.eye_view(rays[0].0.origin, &directions);
+    (field, view)
 }
 
 /// No ray from the eye meets a triangle before the start the sight table
 /// gives it, nor before its hint: brute force over the mesh finds every
 /// hit at or after both. Returns how many rays got a start from the table.
 fn check_sight(g: &TerrainGrid, rays: &[(Ray, f32)]) -> Result<usize, TestCaseError> {
-    let field = sighted(g, rays);
+    let (field, view) = sighted(g, rays);
     let mesh = g.to_mesh(false);
     let list: Vec<Ray> = rays.iter().map(|r| r.0).collect();
     let mut started = 0;
-    for (ray, hint) in list.iter().zip(field.hints(&list)) {
-        let start = field.sight.as_ref().and_then(|s| s.start(ray));
+    for (ray, hint) in list.iter().zip(field.hints(&view, &list)) {
+        let start = view.sight.as_ref().and_then(|s| s.start(ray));
         started += start.is_some() as usize;
         if let Some((t, _)) = brute_closest(&mesh, ray, f32::INFINITY) {
             prop_assert!(
@@ -220,7 +234,7 @@ fn check_sight(g: &TerrainGrid, rays: &[(Ray, f32)]) -> Result<usize, TestCaseEr
         }
     }
     // A bundle's starts are its rays' own, bit for bit.
-    if let Some(sight) = field.sight.as_ref() {
+    if let Some(sight) = view.sight.as_ref() {
         for bundle in list.chunks(bundle::BUNDLE) {
             let mut hints = vec![Hint::default(); bundle.len()];
             let all = sight.starts(bundle, &mut hints);
@@ -233,7 +247,7 @@ fn check_sight(g: &TerrainGrid, rays: &[(Ray, f32)]) -> Result<usize, TestCaseEr
             }
         }
     }
-    check_batches(&field, rays)?;
+    check_batches(&field, &view, rays)?;
     Ok(started)
 }
 
@@ -247,11 +261,11 @@ fn check_hints(
     rays: &[(Ray, f32)],
     built_for: usize,
 ) -> Result<(usize, usize), TestCaseError> {
-    let field = HeightField::lit(g.clone(), None, built_for);
+    let field = HeightField::for_rays(g.clone(), built_for);
     let mesh = g.to_mesh(false);
     let list: Vec<Ray> = rays.iter().map(|r| r.0).collect();
     let (mut entering, mut later) = (0, 0);
-    for (ray, hint) in list.iter().zip(field.hints(&list)) {
+    for (ray, hint) in list.iter().zip(field.hints(FieldView::none(), &list)) {
         let Some((t_enter, _)) = field.bounds.interval(ray, f32::INFINITY) else {
             continue;
         };
@@ -296,7 +310,7 @@ proptest! {
         let patches: Vec<(u32, u32)> = patches.iter().map(|&(x, y)| (x * 8, y * 8)).collect();
         let rays = camera_patches(origin, target, fov, 64, &patches);
         check_hints(&g, &rays, built_for)?;
-        check_batches(&HeightField::lit(g.clone(), None, built_for), &rays)?;
+        check_batches(&HeightField::for_rays(g.clone(), built_for), FieldView::none(), &rays)?;
         check_sight(&g, &rays)?;
     }
 
@@ -325,16 +339,16 @@ proptest! {
             .map(|d| (Ray::new(eye, d), f32::INFINITY))
             .collect();
         prop_assume!(!rays.is_empty());
-        let mut field = HeightField::build(&g);
-        field.set_eye(eye, &built);
+        let field = HeightField::build(&g);
+        let view = field.eye_view(eye, &built);
         let mesh = g.to_mesh(false);
         for (ray, _) in &rays {
-            let start = field.sight.as_ref().and_then(|s| s.start(ray));
+            let start = view.sight.as_ref().and_then(|s| s.start(ray));
             if let (Some(t), Some((hit, _))) = (start, brute_closest(&mesh, ray, f32::INFINITY)) {
                 prop_assert!(hit >= t, "hit at {} before the start {}, ray {:?}", hit, t, ray);
             }
         }
-        check_batches(&field, &rays)?;
+        check_batches(&field, &view, &rays)?;
     }
 
     /// Random grids of any shape (not powers of two, not square, down to
@@ -468,7 +482,7 @@ fn camera_bundles_start_near_the_ground() {
     );
     let field = HeightField::build(&g);
     let list: Vec<Ray> = rays.iter().map(|r| r.0).collect();
-    let hints = field.hints(&list);
+    let hints = field.hints(FieldView::none(), &list);
     let (mut hits, mut near) = (0, 0);
     for (ray, hint) in list.iter().zip(&hints) {
         if let Some(hit) = field.intersect(ray, f32::INFINITY) {
@@ -478,7 +492,7 @@ fn camera_bundles_start_near_the_ground() {
     }
     assert!(hits > rays.len() / 2, "{hits} hits");
     assert!(near * 10 > hits * 9, "{near} of {hits} hits start half way");
-    check_batches(&field, &rays).unwrap();
+    check_batches(&field, FieldView::none(), &rays).unwrap();
 }
 
 /// The sight table pays off: on a realistic terrain seen from above, as
@@ -501,9 +515,12 @@ fn sight_starts_near_the_hits() {
         "{started} of {} started",
         rays.len()
     );
-    let field = sighted(&g, &rays);
+    let (field, view) = sighted(&g, &rays);
     let list: Vec<Ray> = rays.iter().map(|r| r.0).collect();
-    let (sighted, cones) = (field.hints(&list), HeightField::build(&g).hints(&list));
+    let (sighted, cones) = (
+        field.hints(&view, &list),
+        field.hints(FieldView::none(), &list),
+    );
     let (mut hits, mut near, mut later) = (0, 0, 0);
     for ((ray, sight), cone) in list.iter().zip(&sighted).zip(&cones) {
         if let Some(hit) = field.intersect(ray, f32::INFINITY) {
@@ -709,8 +726,11 @@ proptest! {
     ) {
         let g = grid(w, h, data, [size.0, size.1]);
         let axis = light(elevation, azimuth);
-        let mut field = HeightField::build(&g);
-        field.light = field.horizon_from(axis, radius, from_level);
+        let field = HeightField::build(&g);
+        let view = FieldView {
+            light: field.horizon_from(axis, radius, from_level),
+            sight: None,
+        };
         let mesh = g.to_mesh(false);
         let mut rays: Vec<(Ray, f32)> = points
             .iter()
@@ -727,9 +747,9 @@ proptest! {
         rays.extend(others);
         for (ray, t_max) in &rays {
             let expect = brute_closest(&mesh, ray, *t_max).is_some();
-            prop_assert_eq!(field.occluded(ray, *t_max), expect, "ray {:?}", ray);
+            prop_assert_eq!(field.occluded_in(&view, ray, *t_max), expect, "ray {:?}", ray);
         }
-        check_batches(&field, &rays)?;
+        check_batches(&field, &view, &rays)?;
     }
 
     /// Every horizon bounds the surface ahead of its block: from points all
@@ -797,23 +817,34 @@ proptest! {
     }
 }
 
-/// Building the horizons beside the peaks gives the field that building
-/// them afterwards does; a field built without a light has none.
+/// A view for every ray has the horizons a lit view builds from level 1;
+/// a view without a light has none, and a view without an eye (or too few
+/// rays for the table to pay) no sight table; a ring's view has neither.
 #[test]
-fn lit_fields_are_built_then_lit_fields() {
+fn views_keep_what_pays_for_their_rays() {
     let (w, h) = (70, 45);
     let g = grid(w, h, hashed_heights(w, h, 5, 0.0, 8.0), [30.0, 20.0]);
+    let field = HeightField::new(g.clone());
+    let eye = Vec3::new(0.0, 20.0, -30.0);
+    let directions = [Vec3::new(0.0, -0.5, 1.0).normalize(), Vec3::Z];
     for (dir, radius) in [(light(0.5, 2.2), 0.0), (light(0.3, 5.5), 0.02)] {
-        let lit = HeightField::lit(g.clone(), Some((dir, radius)), usize::MAX);
-        let mut plain = HeightField::new(g.clone());
-        assert!(plain.light.is_none());
-        plain.set_light(dir, radius);
-        assert_eq!(lit.peaks, plain.peaks);
-        assert_eq!(lit.data, plain.data);
-        let (a, b) = (lit.light.expect("horizons"), plain.light.expect("horizons"));
+        let view = field.view(Some((dir, radius)), Some((eye, &directions)), usize::MAX);
+        let lit = field.lit_view(dir, radius);
+        let (a, b) = (view.light.expect("horizons"), lit.light.expect("horizons"));
         assert_eq!((a.from_level, &a.values), (b.from_level, &b.values));
+        assert!(view.sight.is_some(), "a table for every ray pays");
+        let few = field.view(Some((dir, radius)), Some((eye, &directions)), 1);
+        assert!(few.sight.is_none(), "a table for one ray does not pay");
     }
-    assert!(HeightField::lit(g, None, usize::MAX).light.is_none());
+    let dark = field.view(None, None, usize::MAX);
+    assert!(dark.light.is_none() && dark.sight.is_none());
+    let ring = HeightField::with_hole(g, [[10, 20], [10, 20]]);
+    let view = ring.view(
+        Some((light(0.5, 2.2), 0.0)),
+        Some((eye, &directions)),
+        usize::MAX,
+    );
+    assert!(view.light.is_none() && view.sight.is_none());
 }
 
 /// Each block's range is the lowest and highest of its 3 × 3 samples
@@ -858,12 +889,12 @@ fn horizons_and_peaks_start_where_their_blocks_are_no_more_than_the_rays() {
     }
     let (dir, radius) = (light(0.4, 2.2), 0.0);
     let all = field.horizon(dir, radius).expect("horizons");
-    let lit = HeightField::lit(
+    let lit = HeightField::for_rays(
         grid(n, n, hashed_heights(n, n, 3, 0.0, 9.0), [100.0, 100.0]),
-        Some((dir, radius)),
         100_000,
     );
-    let some = lit.light.as_ref().expect("horizons");
+    let view = lit.view(Some((dir, radius)), None, 100_000);
+    let some = view.light.as_ref().expect("horizons");
     assert_eq!((some.from_level, lit.peaks_from), (2, 2));
     let skipped = field.level_base[2] - field.level_base[1];
     assert_eq!(some.values, all.values[skipped..]);
