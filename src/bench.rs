@@ -1,4 +1,4 @@
-//! `scree bench`: the shared peer workload (`../shared/bench/README.md`)
+//! `scree bench`: the peer terrain workload (`docs/performance.md`)
 //! traced inside scree, so its figures compare with Embree's and
 //! POV-Ray's: a terrain mesh (from the workload's 16-bit heightmap or its
 //! OBJ), one primary ray through each pixel centre of a 1920×1080 pinhole

@@ -49,7 +49,7 @@ pub enum Command {
     Terrain(TerrainArgs),
     /// Generate a texture (the cobblestone displacement map and its albedo).
     Texture(TextureArgs),
-    /// Trace the shared peer workload (../shared/bench) and print build
+    /// Trace the peer terrain workload (docs/performance.md) and print build
     /// time, memory, Mrays/s on 1 and all threads, and the hit checksums.
     Bench(BenchArgs),
     /// Serve a live preview of a scene on a local web page: it refines

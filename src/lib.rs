@@ -1,9 +1,16 @@
 //! scree: an offline CPU ray tracer for terrain scenes.
 //!
-//! Data flows one way: scene file → [`scene::Scene`] → [`world::World`]
-//! (terrain mesh + BVH) → [`camera::Camera`] rays → tiles rendered in
-//! parallel ([`render`]) → [`render::Framebuffer`] → PNG ([`output`]),
-//! driven by [`job`]. No module imports one further down that list.
+//! Data flows one way: scene file → [`scene::Source`] (the parsed file)
+//! with [`scene::Overrides`] → one validation, each section checked by
+//! the module that owns its type (`camera::file`, `terrain::file`,
+//! `shade::file`, `rock::file`, `population::file`, `animation::file`)
+//! → [`scene::Scene`] → [`world::World`] (terrain grid hierarchy, rock
+//! and population meshes under one top level, built once) → for each
+//! render, a [`world::Viewed`] world for its camera and sun → tiles
+//! traced in parallel ([`render`]) through [`camera::Camera`] rays →
+//! [`render::Framebuffer`] → PNG or EXR ([`output`]), driven by [`job`].
+//! No module imports, directly or through others, one that imports it
+//! back (`tests/integration/layering.rs` holds the house to that).
 // The places allowed unsafe code are the SIMD kernels: the heightfield's
 // lanes and their lane vectors (`accel::heightfield::{lanes, simd}`), the
 // wide BVH's 8-wide box test (`accel::wide`) and its octets
