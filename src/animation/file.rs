@@ -69,15 +69,16 @@ pub struct CameraKeyFile {
 
 /// `animation.follow`.
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct FollowFile {
     /// Least height of the eye above the terrain, world units. Default 2.
-    #[serde(default = "default_clearance")]
     pub clearance: f64,
 }
 
-fn default_clearance() -> f64 {
-    2.0
+impl Default for FollowFile {
+    fn default() -> Self {
+        FollowFile { clearance: 2.0 }
+    }
 }
 
 /// A sun keyframe.

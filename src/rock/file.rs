@@ -125,44 +125,39 @@ fn default_slices() -> u32 {
 /// `displacement`: vertices move along their undisplaced normals by
 /// `scale · (texel − bias)`.
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct DisplacementFile {
     /// Grayscale image (luminance of RGB; 8- or 16-bit PNG), relative to the
     /// scene file's folder. Required except for the `solid` mapping.
-    #[serde(default)]
     pub texture: Option<String>,
     /// World units per unit of (texel − bias) for listed rocks; a fraction
     /// of each rock's radius for `scatter`. -1e3..=1e3. Default 0.1.
-    #[serde(default = "default_displacement_scale")]
     pub scale: f64,
     /// Texel value that leaves the surface in place, 0..=1. Default 0.5.
-    #[serde(default = "default_bias")]
     pub bias: f64,
     /// `nearest` or `bilinear` (default).
-    #[serde(default)]
     pub filter: crate::texture::Filter,
     /// `uv` (default), `triplanar` or `solid`.
-    #[serde(default)]
     pub mapping: MappingFile,
     /// With `solid`: cells per unit of the rock's own space (its unit
     /// sphere is 2 across), 0.5..=64. Default 3.
-    #[serde(default = "default_cells")]
     pub cells: f64,
     /// With `solid`: seed of the stones. Default 0.
-    #[serde(default)]
     pub seed: u64,
 }
 
-fn default_cells() -> f64 {
-    3.0
-}
-
-fn default_displacement_scale() -> f64 {
-    0.1
-}
-
-fn default_bias() -> f64 {
-    0.5
+impl Default for DisplacementFile {
+    fn default() -> Self {
+        DisplacementFile {
+            texture: None,
+            scale: 0.1,
+            bias: 0.5,
+            filter: Default::default(),
+            mapping: Default::default(),
+            cells: 3.0,
+            seed: 0,
+        }
+    }
 }
 
 /// A rock's colour.
@@ -233,120 +228,94 @@ impl Default for RockMaterialFile {
 
 /// `scatter`: many rocks placed from a seed, resting on the terrain.
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct ScatterFile {
     /// Number of rocks, 0..=1000000. Default 40.
-    #[serde(default = "default_count")]
     pub count: u32,
     /// Radius range [min, max], world units, 0 < min <= max. Default [0.5, 2].
-    #[serde(default = "default_radius_range")]
     pub radius: [f64; 2],
     /// Vertical scale range [min, max], each in (0, 4]. Default [0.5, 0.9].
-    #[serde(default = "default_squash")]
     pub squash: [f64; 2],
     /// Seed of the placement. Default 0.
-    #[serde(default)]
     pub seed: u64,
     /// Fraction of each rock's height below the ground, 0..=1. Default 0.25.
-    #[serde(default = "default_sink")]
     pub sink: f64,
     /// Keep rocks from intersecting each other. Default true.
-    #[serde(default = "default_true")]
     pub avoid_overlap: bool,
     /// Extent [x, z] of the scattered area, centred on the origin; default
     /// the terrain's size.
-    #[serde(default)]
     pub area: Option<[f64; 2]>,
     /// Latitude bands of a UV sphere, 2..=1024. Default 16. Giving
     /// `stacks` or `slices` (without `tessellation`) asks for a UV sphere.
-    #[serde(default)]
     pub stacks: Option<u32>,
     /// Longitude segments of a UV sphere, 3..=2048. Default 32.
-    #[serde(default)]
     pub slices: Option<u32>,
     /// `icosphere` (the default: no poles, triangles of nearly one size),
     /// `cube` (a cube sphere: likewise) or `uv` (the default where
     /// `stacks` or `slices` is given).
-    #[serde(default)]
     pub tessellation: Option<TessellationFile>,
     /// Icosphere or cube sphere subdivisions, 0..=7 (20 · 4^n or 12 · 4^n
     /// triangles). Default 3.
-    #[serde(default = "default_scatter_subdivisions")]
     pub subdivisions: u32,
     /// Where rocks may lie: heights (fractions of the terrain's relief) and
     /// slopes (degrees), as for populations. Default anywhere.
-    #[serde(default, rename = "where")]
+    #[serde(rename = "where")]
     pub where_: WhereFile,
     /// Differently shaped rock meshes, 1..=64, each instanced many times:
     /// its own low-frequency shape and its own turn of the displacement.
     /// Which one a rock takes is a hash of its index. Default 8.
-    #[serde(default = "default_variants")]
     pub variants: u32,
     /// Fracture planes cut into each variant, 0..=32: flat broken faces
     /// with sharp edges, as split stone has. Default 0.
-    #[serde(default)]
     pub facets: u32,
     /// Displacement of the shared mesh (`scale` as a fraction of the radius).
-    #[serde(default)]
     pub displacement: Option<DisplacementFile>,
     /// Surface colour of every scattered rock.
-    #[serde(default)]
     pub material: RockMaterialFile,
 }
 
-fn default_scatter_subdivisions() -> u32 {
-    3
-}
-
-fn default_variants() -> u32 {
-    8
-}
-
-fn default_count() -> u32 {
-    40
-}
-
-fn default_radius_range() -> [f64; 2] {
-    [0.5, 2.0]
-}
-
-fn default_squash() -> [f64; 2] {
-    [0.5, 0.9]
-}
-
-fn default_true() -> bool {
-    true
+impl Default for ScatterFile {
+    fn default() -> Self {
+        ScatterFile {
+            count: 40,
+            radius: [0.5, 2.0],
+            squash: [0.5, 0.9],
+            seed: 0,
+            sink: 0.25,
+            avoid_overlap: true,
+            area: None,
+            stacks: None,
+            slices: None,
+            tessellation: None,
+            subdivisions: 3,
+            where_: Default::default(),
+            variants: 8,
+            facets: 0,
+            displacement: None,
+            material: Default::default(),
+        }
+    }
 }
 
 /// `where`: the masks of a population, the same measures as the terrain's
 /// height bands and steep faces.
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct WhereFile {
     /// Heights allowed, fractions of the terrain's relief (0 its lowest
     /// point, 1 its highest). Default [0, 1].
-    #[serde(default = "default_where_height")]
     pub height: [f64; 2],
     /// Slopes allowed, degrees from horizontal. Default [0, 90].
-    #[serde(default = "default_where_slope")]
     pub slope: [f64; 2],
 }
 
 impl Default for WhereFile {
     fn default() -> Self {
         WhereFile {
-            height: default_where_height(),
-            slope: default_where_slope(),
+            height: [0.0, 1.0],
+            slope: [0.0, 90.0],
         }
     }
-}
-
-fn default_where_height() -> [f64; 2] {
-    [0.0, 1.0]
-}
-
-fn default_where_slope() -> [f64; 2] {
-    [0.0, 90.0]
 }
 
 /// A checked rock.

@@ -83,56 +83,39 @@ pub struct SceneFile {
 
 /// `image`: the output picture.
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct ImageFile {
     /// Width in pixels, 1..=16384. Default 960.
-    #[serde(default = "default_width")]
     pub width: u32,
     /// Height in pixels, 1..=16384. Default 540.
-    #[serde(default = "default_height")]
     pub height: u32,
     /// Samples per pixel (stratified jitter), 1..=4096. Default 4.
-    #[serde(default = "default_samples")]
     pub samples: u32,
     /// Exposure in EV stops applied before tone mapping, -20..=20. Default 0.
-    #[serde(default)]
     pub exposure: f64,
     /// Tone map from linear radiance to display: `aces` (filmic, default),
     /// `reinhard` or `none` (clamp).
-    #[serde(default)]
     pub tonemap: Tonemap,
     /// Adaptive sampling: a pixel stops taking samples once the relative
     /// standard error of its mean luminance is below this, 0..=1 (0: every
     /// pixel takes `samples`). Samples come in rounds of 16, 32, 64, …
     /// Default 0.
-    #[serde(default)]
     pub noise_threshold: f64,
     /// A transparent background (as Cycles' Film > Transparent): camera
     /// rays that meet no surface (the sky, seen through any fog) leave their
     /// pixel's share uncovered, so the alpha of a PNG or EXR is the land's
     /// coverage. Default false: the sky is drawn and every pixel is opaque.
-    #[serde(default)]
     pub transparent: bool,
-}
-
-fn default_width() -> u32 {
-    960
-}
-fn default_height() -> u32 {
-    540
-}
-fn default_samples() -> u32 {
-    4
 }
 
 impl Default for ImageFile {
     fn default() -> Self {
         ImageFile {
-            width: default_width(),
-            height: default_height(),
-            samples: default_samples(),
+            width: 960,
+            height: 540,
+            samples: 4,
             exposure: 0.0,
-            tonemap: Tonemap::default(),
+            tonemap: Default::default(),
             noise_threshold: 0.0,
             transparent: false,
         }
@@ -140,48 +123,38 @@ impl Default for ImageFile {
 }
 
 /// `terrain`.
-#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema, Default)]
+#[serde(default, deny_unknown_fields)]
 pub struct TerrainFile {
     /// Extent [x, z] in world units, centred on the origin. Default [100,
     /// 100], or a georeferenced GeoTIFF's own extent (in `units`).
-    #[serde(default)]
     pub size: Option<[f64; 2]>,
     /// Grid samples [columns along x, rows along z], each 2..=32769.
     /// Default [513, 513], or the image's size for an imported heightmap.
-    #[serde(default)]
     pub resolution: Option<[u32; 2]>,
     /// Height of the highest sample above the lowest, world units, >= 0.
     /// Default 20; for a GeoTIFF DEM its highest height (in `units`), so
     /// that its metres are kept.
-    #[serde(default)]
     pub height: Option<f64>,
     /// Heightmap generator. Default fault lines.
-    #[serde(default)]
     pub generator: GeneratorFile,
     /// Surface colour. Default height/slope bands.
-    #[serde(default)]
     pub material: MaterialFile,
     /// `smooth` (interpolated vertex normals, default) or `flat` faces.
-    #[serde(default)]
     pub normals: NormalsFile,
     /// Map the generator's output onto [0, height] before post-processing.
     /// Default true, false for an imported heightmap (its values already
     /// span [0, height]).
-    #[serde(default)]
     pub normalize: Option<bool>,
     /// Post-processing steps applied in order (smooth, thermal, hydraulic,
     /// terrace, normalize).
-    #[serde(default)]
     pub post: Vec<crate::terrain::PostStep>,
     /// Rings of coarser land around the tile, out to 2^rings times its
     /// size, so that the land runs to the horizon. Default none.
-    #[serde(default)]
     pub far_field: Option<FarFieldFile>,
     /// The planet's radius in world units: the land (tile and rings) falls
     /// away by d²/2R with distance d from the terrain's centre. Default
     /// none (flat). The Earth's is 6371000 metres.
-    #[serde(default)]
     pub planet_radius: Option<f64>,
 }
 

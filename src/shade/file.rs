@@ -63,30 +63,37 @@ pub enum MaterialFile {
 
 /// One layer of a layered material.
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct LayerFile {
     /// Linear RGB albedo, each 0..=1 (multiplies the texture). Default
     /// [0.5, 0.5, 0.5].
-    #[serde(default = "default_layer_color")]
     pub color: [f64; 3],
     /// A tileable image, relative to the scene file's folder, laid along
     /// the three axes (triplanar) so steep faces are not stretched.
-    #[serde(default)]
     pub texture: Option<String>,
     /// World size of one tile of the texture, > 0. Default 10.
-    #[serde(default = "default_texture_size")]
     pub texture_size: f64,
     /// Noise bumps of this layer.
-    #[serde(default)]
     pub bump: Option<BumpFile>,
     /// Roughness of a glossy sun highlight (GGX microfacets, dielectric),
     /// 0.1..=1: low for wet rock or ice, high for a dull sheen. Default
     /// none: matte.
-    #[serde(default)]
     pub roughness: Option<f64>,
     /// Where the layer lies. Default everywhere.
-    #[serde(default)]
     pub mask: Option<MaskFile>,
+}
+
+impl Default for LayerFile {
+    fn default() -> Self {
+        LayerFile {
+            color: [0.5, 0.5, 0.5],
+            texture: None,
+            texture_size: 10.0,
+            bump: None,
+            roughness: None,
+            mask: None,
+        }
+    }
 }
 
 /// Noise bumps.
@@ -101,86 +108,68 @@ pub struct BumpFile {
 
 /// Fine detail everywhere.
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct DetailFile {
     /// Height of the bumps, world units, 0..=1000. Default 0.05.
-    #[serde(default = "default_detail_height")]
     pub height: f64,
     /// Feature size, world units, > 0. Default 0.5.
-    #[serde(default = "default_detail_size")]
     pub size: f64,
     /// Largest change of the albedo, a fraction, 0..=1. Default 0.1.
-    #[serde(default = "default_detail_variation")]
     pub variation: f64,
+}
+
+impl Default for DetailFile {
+    fn default() -> Self {
+        DetailFile {
+            height: 0.05,
+            size: 0.5,
+            variation: 0.1,
+        }
+    }
 }
 
 /// Where a layer lies: each criterion given is a window [lo, hi]; the
 /// layer's weight is the product of its windows.
-#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(default, deny_unknown_fields)]
 pub struct MaskFile {
     /// Height, fractions of the terrain's relief, each 0..=1.
-    #[serde(default)]
     pub height: Option<[f64; 2]>,
     /// Slope, degrees from horizontal, each 0..=90.
-    #[serde(default)]
     pub slope: Option<[f64; 2]>,
     /// The compass bearing the slope faces, degrees clockwise from north
     /// (+z) toward east (+x); with `aspect_width`.
-    #[serde(default)]
     pub aspect: Option<f64>,
     /// Half-width of the aspect window, degrees, 0..=180. Default 60.
-    #[serde(default = "default_aspect_width")]
     pub aspect_width: f64,
     /// Curvature, −1 (ridges) to 1 (gullies), each −1..=1.
-    #[serde(default)]
     pub curvature: Option<[f64; 2]>,
     /// Water flow, 0 (none) to 1 (main channels), each 0..=1.
-    #[serde(default)]
     pub flow: Option<[f64; 2]>,
     /// Soft edge width, a fraction of each criterion's unit (height 1,
     /// slope 90°, aspect 180°, curvature 2, flow 1), 0..=1. Default 0.05.
-    #[serde(default = "default_fuzz")]
     pub fuzz: f64,
     /// Noise that breaks the borders: added to the criteria, a fraction of
     /// their unit, 0..=1. Default 0.
-    #[serde(default)]
     pub noise: f64,
     /// Feature size of that noise, world units, > 0. Default 10.
-    #[serde(default = "default_noise_size")]
     pub noise_size: f64,
 }
 
-fn default_layer_color() -> [f64; 3] {
-    [0.5, 0.5, 0.5]
-}
-
-fn default_texture_size() -> f64 {
-    10.0
-}
-
-fn default_detail_height() -> f64 {
-    0.05
-}
-
-fn default_detail_size() -> f64 {
-    0.5
-}
-
-fn default_detail_variation() -> f64 {
-    0.1
-}
-
-fn default_aspect_width() -> f64 {
-    60.0
-}
-
-fn default_fuzz() -> f64 {
-    0.05
-}
-
-fn default_noise_size() -> f64 {
-    10.0
+impl Default for MaskFile {
+    fn default() -> Self {
+        MaskFile {
+            height: None,
+            slope: None,
+            aspect: None,
+            aspect_width: 60.0,
+            curvature: None,
+            flow: None,
+            fuzz: 0.05,
+            noise: 0.0,
+            noise_size: 10.0,
+        }
+    }
 }
 
 fn default_sand_level() -> f64 {
@@ -217,57 +206,32 @@ impl Default for MaterialFile {
 
 /// `sun`: directional light.
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct SunFile {
     /// Degrees above the horizon, -90..=90. Default 35.
-    #[serde(default = "default_elevation")]
     pub elevation: f64,
     /// Compass bearing of the sun, degrees clockwise from north (+z) toward
     /// east (+x), any value. Default 210 (south-south-west).
-    #[serde(default = "default_azimuth")]
     pub azimuth: f64,
     /// Irradiance on a surface facing the sun, 0..=1000. Default 6.
-    #[serde(default = "default_intensity")]
     pub intensity: f64,
     /// Linear RGB tint, each 0..=1. Default [1, 0.95, 0.88]; with the
     /// `preetham` and `mars` skies the model's own colour multiplies it.
-    #[serde(default = "default_sun_color")]
     pub color: [f64; 3],
     /// Apparent diameter of the sun's disc, degrees, 0..=20; shadow rays
     /// sample the disc, so larger suns cast softer shadows. 0 gives hard
     /// shadows. Default 0.53 (the Sun seen from Earth).
-    #[serde(default = "default_angular_diameter")]
     pub angular_diameter: f64,
-}
-
-fn default_angular_diameter() -> f64 {
-    0.53
-}
-
-fn default_elevation() -> f64 {
-    35.0
-}
-
-fn default_azimuth() -> f64 {
-    210.0
-}
-
-fn default_intensity() -> f64 {
-    6.0
-}
-
-fn default_sun_color() -> [f64; 3] {
-    [1.0, 0.95, 0.88]
 }
 
 impl Default for SunFile {
     fn default() -> Self {
         SunFile {
-            elevation: default_elevation(),
-            azimuth: default_azimuth(),
-            intensity: default_intensity(),
-            color: default_sun_color(),
-            angular_diameter: default_angular_diameter(),
+            elevation: 35.0,
+            azimuth: 210.0,
+            intensity: 6.0,
+            color: [1.0, 0.95, 0.88],
+            angular_diameter: 0.53,
         }
     }
 }
@@ -340,26 +304,20 @@ fn default_turbidity() -> f64 {
 /// `sky_light`: light from the sky gathered over the hemisphere above each
 /// hit, with occlusion rays (ambient occlusion).
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct SkyLightFile {
     /// Cosine-weighted directions per camera sample, 0..=256. 0 skips the
     /// occlusion rays and lights surfaces with the unoccluded sky. Default 4.
-    #[serde(default = "default_sky_samples")]
     pub samples: u32,
     /// Occluders farther than this (world units) do not block the sky, > 0.
     /// Default 0.4 × the terrain's longer side (40 for the default 100).
-    #[serde(default)]
     pub distance: Option<f64>,
-}
-
-fn default_sky_samples() -> u32 {
-    4
 }
 
 impl Default for SkyLightFile {
     fn default() -> Self {
         SkyLightFile {
-            samples: default_sky_samples(),
+            samples: 4,
             distance: None,
         }
     }
@@ -394,81 +352,75 @@ impl Default for SkyFile {
 
 /// `fog`: exponential fog toward the sky colour, thinning with height.
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct FogFile {
     /// Extinction per world unit, 0..=10; 0 turns fog off. Default: 0.4
     /// over the terrain's longer side (0.004 for the default 100 units);
     /// with a far field, thin enough that the land's edge is seen through
     /// e⁻³ of haze, and never clearer than air of 50 km visibility at
     /// `units` metres a unit.
-    #[serde(default)]
     pub density: Option<f64>,
     /// Linear RGB fog colour; default: the sky colour in the view direction
     /// (aerial perspective).
-    #[serde(default)]
     pub color: Option<[f64; 3]>,
     /// Height fog: the density falls by e for every 1/`height_falloff` units
     /// above `base_height`, 0..=10. 0 (default) is uniform fog.
-    #[serde(default)]
     pub height_falloff: f64,
     /// Height at which the fog has `density`, world units. Default 0.
-    #[serde(default)]
     pub base_height: f64,
 }
 
 /// A water plane at a height, seen from above.
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct WaterFile {
     /// Height of the surface, world units. Default, for an island (the
     /// noise generator's `island`): 1 % of the terrain's height above its
     /// flat sea floor; otherwise required.
-    #[serde(default)]
     pub level: Option<f64>,
     /// Linear RGB colour of deep water, each 0..=1: the fraction of the
     /// light on the surface that the water body sends back where the
     /// bottom is out of sight. Default [0.01, 0.045, 0.05].
-    #[serde(default = "default_water_color")]
     pub color: [f64; 3],
     /// Path length through the water over which light from the bottom
     /// falls to 1/e (Beer–Lambert), world units, > 0. Default 4.
-    #[serde(default = "default_clarity")]
     pub clarity: f64,
     /// Small waves, as a tilt of the surface normal. Default none.
-    #[serde(default)]
     pub waves: Option<WavesFile>,
     /// Height above the level over which the shore dries (wet ground is
     /// darker), world units, >= 0. Default 1 % of the terrain's height.
-    #[serde(default)]
     pub shore: Option<f64>,
+}
+
+impl Default for WaterFile {
+    fn default() -> Self {
+        WaterFile {
+            level: None,
+            color: [0.01, 0.045, 0.05],
+            clarity: 4.0,
+            waves: None,
+            shore: None,
+        }
+    }
 }
 
 /// Waves on the water.
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct WavesFile {
     /// Height of the waves, world units, 0..=100. Default 0.02.
-    #[serde(default = "default_wave_amplitude")]
     pub amplitude: f64,
     /// Wavelength of the longest waves, world units, > 0. Default 2.
-    #[serde(default = "default_wave_scale")]
     pub scale: f64,
 }
 
-fn default_water_color() -> [f64; 3] {
-    [0.01, 0.045, 0.05]
-}
-
-fn default_clarity() -> f64 {
-    4.0
-}
-
-fn default_wave_amplitude() -> f64 {
-    0.02
-}
-
-fn default_wave_scale() -> f64 {
-    2.0
+impl Default for WavesFile {
+    fn default() -> Self {
+        WavesFile {
+            amplitude: 0.02,
+            scale: 2.0,
+        }
+    }
 }
 
 fn default_ground_albedo() -> f64 {

@@ -24,43 +24,30 @@ use crate::hash::unit_f64;
 
 /// Parameters of the diamond-square generator.
 #[derive(Debug, Clone, PartialEq, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct DiamondSquare {
     /// How fast offsets shrink per level, 0..=4: each level's range is
     /// 2^(−roughness) times the previous one. Small is rough. Default 1.
-    #[serde(default = "default_roughness")]
     pub roughness: f64,
     /// Offset range of the first level, > 0. Default 1.
-    #[serde(default = "default_range")]
     pub range: f64,
     /// `symmetric` (offsets in [−r, r], default) or `positive` ([0, r]).
-    #[serde(default)]
     pub offsets: Offsets,
     /// The offset range never shrinks below this, 0..=`range`. Default 0.
-    #[serde(default)]
     pub min_offset: f64,
     /// Heights of the four corners [south-west, south-east, north-west,
     /// north-east] before any step; default random within `range`.
-    #[serde(default)]
     pub corners: Option<[f64; 4]>,
     /// Tileable result: indices wrap around. Default false.
-    #[serde(default)]
     pub wrap: bool,
-}
-
-fn default_roughness() -> f64 {
-    1.0
-}
-fn default_range() -> f64 {
-    1.0
 }
 
 impl Default for DiamondSquare {
     fn default() -> Self {
         DiamondSquare {
-            roughness: default_roughness(),
-            range: default_range(),
-            offsets: Offsets::default(),
+            roughness: 1.0,
+            range: 1.0,
+            offsets: Default::default(),
             min_offset: 0.0,
             corners: None,
             wrap: false,

@@ -31,48 +31,30 @@ use crate::hash::{sin_cos_det, unit_f64};
 
 /// Parameters of the fault-line generator.
 #[derive(Debug, Clone, PartialEq, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct FaultLine {
     /// Number of fault lines, 1..=100000. Default 1000.
-    #[serde(default = "default_iterations")]
     pub iterations: u32,
     /// How the displacement d_i shrinks over the iterations. Default `quadratic`.
-    #[serde(default)]
     pub dropoff: Dropoff,
     /// d_0, the first fault's displacement (> 0). Default 1. Heights are
     /// normalised to the terrain height afterwards, so only ratios matter.
-    #[serde(default = "default_displacement")]
     pub displacement: f64,
     /// d_min, the floor of `linear` and `quadratic` dropoff, 0..=`displacement`.
     /// Default 0.01.
-    #[serde(default = "default_min_displacement")]
     pub min_displacement: f64,
     /// Passes of a 3×3 box filter afterwards, 0..=64. Default 1.
-    #[serde(default = "default_smoothing")]
     pub smoothing: u32,
-}
-
-fn default_iterations() -> u32 {
-    1000
-}
-fn default_displacement() -> f64 {
-    1.0
-}
-fn default_min_displacement() -> f64 {
-    0.01
-}
-fn default_smoothing() -> u32 {
-    1
 }
 
 impl Default for FaultLine {
     fn default() -> Self {
         FaultLine {
-            iterations: default_iterations(),
-            dropoff: Dropoff::default(),
-            displacement: default_displacement(),
-            min_displacement: default_min_displacement(),
-            smoothing: default_smoothing(),
+            iterations: 1000,
+            dropoff: Default::default(),
+            displacement: 1.0,
+            min_displacement: 0.01,
+            smoothing: 1,
         }
     }
 }

@@ -17,23 +17,26 @@ use crate::check::{above, count, within, Check, Invalid};
 
 /// `terrain.far_field`: nested rings of coarser grids around the tile.
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct FarFieldFile {
     /// Number of rings, 1..=12; ring k spans 2^k times the tile's size,
     /// each twice the cell size of the one inside it. Default 6.
-    #[serde(default = "default_rings")]
     pub rings: u32,
     /// Samples along the longer side of each ring, 129..=8193. The first
     /// ring's cells must be whole tile cells (resolution − 1 divides twice
     /// the tile's cells along that side) and each side of a ring 8m cells.
     /// Default: the coarsest such rings (1, 2, 4, ... tile cells a first-ring
     /// cell) that together hold no more samples than the tile.
-    #[serde(default)]
     pub resolution: Option<u32>,
 }
 
-fn default_rings() -> u32 {
-    6
+impl Default for FarFieldFile {
+    fn default() -> Self {
+        FarFieldFile {
+            rings: 6,
+            resolution: None,
+        }
+    }
 }
 
 /// The terrain's extent when a scene gives none (and no DEM decides).

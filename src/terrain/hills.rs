@@ -22,50 +22,31 @@ use crate::hash::unit_f64;
 
 /// Parameters of the hills generator.
 #[derive(Debug, Clone, PartialEq, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct Hills {
     /// Number of hills, 1..=100000. Default 400.
-    #[serde(default = "default_iterations")]
     pub iterations: u32,
     /// Radius range [min, max] as fractions of the mean grid side, 0 < min <= max <= 1.
     /// Default [0.02, 0.12].
-    #[serde(default = "default_radius")]
     pub radius: [f64; 2],
     /// How the amplitude shrinks over the iterations. Default `linear`.
-    #[serde(default = "default_dropoff")]
     pub dropoff: Dropoff,
     /// Floor of the amplitude for `linear` and `quadratic`, 0..=1. Default 0.1.
-    #[serde(default = "default_min_amplitude")]
     pub min_amplitude: f64,
     /// Heights below this fraction of the range become flat, 0..=1. Default 0.
-    #[serde(default)]
     pub floor: f64,
     /// Restart the dropoff after a random number of iterations in [min, max]
     /// (each 1..=iterations); none to never restart. Default none.
-    #[serde(default)]
     pub reset: Option<[u32; 2]>,
-}
-
-fn default_iterations() -> u32 {
-    400
-}
-fn default_radius() -> [f64; 2] {
-    [0.02, 0.12]
-}
-fn default_dropoff() -> Dropoff {
-    Dropoff::Linear
-}
-fn default_min_amplitude() -> f64 {
-    0.1
 }
 
 impl Default for Hills {
     fn default() -> Self {
         Hills {
-            iterations: default_iterations(),
-            radius: default_radius(),
-            dropoff: default_dropoff(),
-            min_amplitude: default_min_amplitude(),
+            iterations: 400,
+            radius: [0.02, 0.12],
+            dropoff: Dropoff::Linear,
+            min_amplitude: 0.1,
             floor: 0.0,
             reset: None,
         }

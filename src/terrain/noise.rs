@@ -134,67 +134,54 @@ pub struct Warp {
 
 /// Island mask.
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct Island {
     /// Radius of the full-height area, fraction of the half size, 0..=1. Default 0.5.
-    #[serde(default = "default_island_radius")]
     pub radius: f64,
     /// Width of the fall to the sea, same units, > 0. Default 0.3.
-    #[serde(default = "default_island_falloff")]
     pub falloff: f64,
     /// Heights below this fraction of the range become flat sea, 0..=1. Default 0.2.
-    #[serde(default = "default_sea_level")]
     pub sea_level: f64,
 }
 
-fn default_island_radius() -> f64 {
-    0.5
-}
-fn default_island_falloff() -> f64 {
-    0.3
-}
-fn default_sea_level() -> f64 {
-    0.2
+impl Default for Island {
+    fn default() -> Self {
+        Island {
+            radius: 0.5,
+            falloff: 0.3,
+            sea_level: 0.2,
+        }
+    }
 }
 
 /// Parameters of the noise generator.
 #[derive(Debug, Clone, PartialEq, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct Noise {
     /// `perlin` (default) or `value`.
-    #[serde(default)]
     pub basis: Basis,
     /// The octaves. Default 6 fractal octaves from 0.02 cycles per unit.
-    #[serde(default = "default_octaves")]
     pub octaves: Octaves,
     /// Added to the sum, world units. Default 0.
-    #[serde(default)]
     pub offset: f64,
     /// Ridged multifractal octaves. Default false.
-    #[serde(default)]
     pub ridged: bool,
     /// Optional domain warp.
-    #[serde(default)]
     pub warp: Option<Warp>,
     /// Optional island mask.
-    #[serde(default)]
     pub island: Option<Island>,
-}
-
-fn default_octaves() -> Octaves {
-    Octaves::Fractal {
-        count: 6,
-        frequency: 0.02,
-        lacunarity: 2.0,
-        gain: 0.5,
-    }
 }
 
 impl Default for Noise {
     fn default() -> Self {
         Noise {
-            basis: Basis::default(),
-            octaves: default_octaves(),
+            basis: Default::default(),
+            octaves: Octaves::Fractal {
+                count: 6,
+                frequency: 0.02,
+                lacunarity: 2.0,
+                gain: 0.5,
+            },
             offset: 0.0,
             ridged: false,
             warp: None,

@@ -88,63 +88,34 @@ fn default_sharpness() -> f64 {
 /// Droplet erosion parameters (after H. Beyer, "Implementation of a method
 /// for hydraulic erosion", 2015).
 #[derive(Debug, Clone, PartialEq, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct Hydraulic {
     /// Droplets, 1..=10,000,000. Default 50000.
-    #[serde(default = "default_droplets")]
     pub droplets: u32,
     /// How much a droplet keeps its direction, 0..=1. Default 0.05.
-    #[serde(default = "default_inertia")]
     pub inertia: f64,
     /// Sediment capacity factor, > 0. Default 4.
-    #[serde(default = "default_capacity")]
     pub capacity: f64,
     /// Fraction of excess sediment dropped per step, 0..=1. Default 0.3.
-    #[serde(default = "default_deposition")]
     pub deposition: f64,
     /// Fraction of free capacity taken from the ground per step, 0..=1. Default 0.3.
-    #[serde(default = "default_erosion")]
     pub erosion: f64,
     /// Fraction of water evaporating per step, 0..=1. Default 0.01.
-    #[serde(default = "default_evaporation")]
     pub evaporation: f64,
     /// Steps before a droplet dies, 1..=10000. Default 64.
-    #[serde(default = "default_lifetime")]
     pub lifetime: u32,
-}
-
-fn default_droplets() -> u32 {
-    50_000
-}
-fn default_inertia() -> f64 {
-    0.05
-}
-fn default_capacity() -> f64 {
-    4.0
-}
-fn default_deposition() -> f64 {
-    0.3
-}
-fn default_erosion() -> f64 {
-    0.3
-}
-fn default_evaporation() -> f64 {
-    0.01
-}
-fn default_lifetime() -> u32 {
-    64
 }
 
 impl Default for Hydraulic {
     fn default() -> Self {
         Hydraulic {
-            droplets: default_droplets(),
-            inertia: default_inertia(),
-            capacity: default_capacity(),
-            deposition: default_deposition(),
-            erosion: default_erosion(),
-            evaporation: default_evaporation(),
-            lifetime: default_lifetime(),
+            droplets: 50_000,
+            inertia: 0.05,
+            capacity: 4.0,
+            deposition: 0.3,
+            erosion: 0.3,
+            evaporation: 0.01,
+            lifetime: 64,
         }
     }
 }
