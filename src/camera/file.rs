@@ -103,6 +103,33 @@ impl ProjectionFile {
         serde_json::from_value(serde_json::json!({ "type": tag })).map_err(|e| e.to_string())
     }
 
+    /// Every projection, with its defaults, in the order the type lists
+    /// them: read from the type's own schema, so that a new variant is
+    /// listed (by the CLI's help, the compare grid and the preview's
+    /// menu) with nothing else to change.
+    pub fn all() -> Vec<ProjectionFile> {
+        let schema = serde_json::to_value(schemars::schema_for!(ProjectionFile))
+            .expect("a schema serialises");
+        schema["oneOf"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|variant| variant["properties"]["type"]["const"].as_str())
+            .filter_map(|tag| ProjectionFile::named(tag).ok())
+            .collect()
+    }
+
+    /// The field of view, degrees, of a projection that has one.
+    pub fn fov(&self) -> Option<f64> {
+        match *self {
+            ProjectionFile::Perspective { fov }
+            | ProjectionFile::Cylindrical { fov }
+            | ProjectionFile::Equirectangular { fov }
+            | ProjectionFile::Fisheye { fov, .. } => Some(fov),
+            ProjectionFile::Orthographic { .. } => None,
+        }
+    }
+
     /// The tag scene files write for this projection.
     pub fn name(&self) -> &'static str {
         let shape = match *self {

@@ -376,3 +376,30 @@ fn batched_rays_are_the_rays_one_by_one() {
         }
     }
 }
+
+/// Every projection scene files can name is listed, with the defaults a
+/// file that names only its type gets, and each lists under its own tag.
+#[test]
+fn every_projection_is_listed_with_its_defaults() {
+    let all = ProjectionFile::all();
+    let names: Vec<&str> = all.iter().map(ProjectionFile::name).collect();
+    assert_eq!(
+        names,
+        [
+            "perspective",
+            "orthographic",
+            "cylindrical",
+            "equirectangular",
+            "fisheye"
+        ]
+    );
+    let fovs: Vec<Option<f64>> = all.iter().map(ProjectionFile::fov).collect();
+    assert_eq!(
+        fovs,
+        [Some(60.0), None, Some(240.0), Some(360.0), Some(180.0)]
+    );
+    let refused = ProjectionFile::named("isometric").unwrap_err();
+    for name in names {
+        assert!(refused.contains(&format!("`{name}`")), "{refused}");
+    }
+}

@@ -35,6 +35,7 @@ use axum::Router;
 use futures_util::StreamExt;
 use tokio_stream::wrappers::WatchStream;
 
+use crate::camera::ProjectionFile;
 use crate::error::{Error, Result};
 pub use session::{Controls, Session, Status};
 
@@ -97,6 +98,7 @@ pub fn router(session: Arc<Session>) -> Router {
         .route("/frame.png", get(frame))
         .route("/state", get(state))
         .route("/scene.json", get(scene_json))
+        .route("/projections.json", get(projections))
         .route("/control", post(control))
         .route("/look", post(look))
         .route("/reset", post(reset))
@@ -144,6 +146,20 @@ async fn scene_json(State(session): Shared) -> Response {
         Ok(text) => ([(header::CONTENT_TYPE, "application/json")], text).into_response(),
         Err(e) => (StatusCode::CONFLICT, format!("{e}\n")).into_response(),
     }
+}
+
+/// The projections the menu offers: each one's tag and default field of
+/// view (null for one without), as [`ProjectionFile::all`] lists them.
+async fn projections() -> Response {
+    let list: Vec<serde_json::Value> = ProjectionFile::all()
+        .iter()
+        .map(|p| serde_json::json!({ "type": p.name(), "fov": p.fov() }))
+        .collect();
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        serde_json::Value::from(list).to_string(),
+    )
+        .into_response()
 }
 
 fn refused(e: impl std::fmt::Display) -> Response {

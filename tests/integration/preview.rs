@@ -145,6 +145,20 @@ fn the_preview_refines_follows_the_file_and_serves_nothing_else() {
         "nothing fetched from elsewhere"
     );
 
+    // The projection menu: every tag with its default field of view.
+    let (status, list) = preview.request("GET", "/projections.json");
+    assert_eq!(status, 200);
+    let list: serde_json::Value = serde_json::from_slice(&list).unwrap();
+    assert_eq!(
+        list[0],
+        serde_json::json!({ "type": "perspective", "fov": 60.0 })
+    );
+    assert_eq!(
+        list[1],
+        serde_json::json!({ "type": "orthographic", "fov": null })
+    );
+    assert_eq!(list.as_array().unwrap().len(), 5);
+
     // Rounds up to the scene's samples; the last is the render's image.
     let first = preview.done_after(0);
     assert_eq!(
