@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""scree's path tracer against Blender Cycles on the same triangles.
+"""scree's path tracer against Blender Cycles on the same triangles, with
+matched settings.
 
     tools/peer-bench/cycles.py agree  [SCENE ...]   # 1 and 3 bounces, 256 samples: FLIP, means
-    tools/peer-bench/cycles.py noise  [SCENE ...]   # equal-noise speed, 2 bounces vs Cycles' default
+    tools/peer-bench/cycles.py noise  [SCENE ...]   # whole frames and marginal cost per sample
 
 SCENE is a shipped scene's name (default: rocky-valley cobble-rocks). Each
 scene's terrain (and rocks) are exported as OBJ and rendered 480x270 by both
@@ -10,15 +11,28 @@ renderers with albedo 0.5 everywhere, a uniform sky (0.4, 0.5, 0.7), the
 scene's sun (white, 0.53 degrees), no fog, into linear EXR
 (`../shared/bench/cycles/README.md`).
 
+Cycles runs through `cycles_matched.py`, which applies the matched light
+settings before the shared harness renders and prints what Cycles used:
+every kind of bounce at the same count as scree's (Cycles' own defaults are
+12 in all, 4 diffuse, 4 glossy), no sample clamping (Cycles clamps indirect
+light at 10 by default; scree never clamps), and its shadow-terminator
+geometry offset (TERMINATOR=x sets it; the harness leaves Cycles' default
+0.1, which moves low-sun scenes with rocks by about a percent).
+
 `agree` renders both at 1 and 3 bounces and prints mean FLIP (`scree diff`)
 and the ratio of the mean radiance per channel.
 
-`noise` renders 16- and 1024-sample frames with each renderer (scree
-with 2 bounces, Cycles with its default bounces), then the 16-sample frames
-in ROUNDS=3 rounds taking turns, and prints each renderer's RMS error of the
-16-sample frame against its own 1024-sample frame, the median times (Cycles'
-render_s against scree's tracing time, and both wall times) and the speed
-at equal noise: (t_cycles * e_cycles^2) / (t_scree * e_scree^2).
+`noise` renders each renderer at BOUNCES (default 3) bounces: a REF-sample
+frame (default 1024), then LOW- and HIGH-sample frames (default 64 and 256)
+in ROUNDS rounds (default 2) taking turns. Each renderer's variance per
+sample v comes from its LOW and HIGH frames' RMS error against its own
+REF frame (e^2 = v (1/N + 1/REF)). It prints the times of both as whole
+processes (wall) and as render phases (scree's tracing, Cycles' render_s),
+then two figures: whole LOW-sample frames, as a time ratio and at equal
+noise (t_cycles v_cycles / t_scree v_scree), and the marginal cost per
+sample at equal noise, (dt_cycles v_cycles) / (dt_scree v_scree) with dt
+the slope of time from LOW to HIGH samples, which set-up time cannot
+flatter.
 
 Needs blender (apt-get install blender) and the OpenEXR Python module
 (pip install OpenEXR numpy); work files go to tools/peer-bench/out/cycles/.
@@ -33,7 +47,12 @@ SCREE = os.path.join(ROOT, "target", "release", "scree")
 PEERS = os.environ.get("PEERS", os.path.join(ROOT, "..", "shared", "bench", "cycles"))
 OUT = os.path.join(ROOT, "tools", "peer-bench", "out", "cycles")
 SKY = [0.4, 0.5, 0.7]
-ROUNDS = int(os.environ.get("ROUNDS", "3"))
+ROUNDS = int(os.environ.get("ROUNDS", "2"))
+BOUNCES = int(os.environ.get("BOUNCES", "3"))
+LOW, HIGH, REF = (int(os.environ.get(k, d)) for k, d in (("LOW", "64"), ("HIGH", "256"), ("REF", "1024")))
+MATCH = {"clamp": 0}
+if "TERMINATOR" in os.environ:
+    MATCH["terminator_geometry_offset"] = float(os.environ["TERMINATOR"])
 
 
 def run(args):
@@ -93,13 +112,23 @@ def scree(scene, samples, bounces, out):
 
 
 def cycles(job, samples, bounces, out):
-    j = dict(job, samples=samples, bounces=bounces, output=out + ".exr")
+    """(render_s, total_s, wall_s) of one Cycles frame; prints its settings once."""
+    j = dict(job, samples=samples, bounces=bounces, output=out + ".exr", match=MATCH)
     path = os.path.join(OUT, out + ".cycles.json")
     json.dump(j, open(path, "w"))
+    t0 = time.time()
     text = run(["blender", "-b", "--factory-startup", "--python",
-                os.path.join(PEERS, "cycles_render.py"), "--", path])
+                os.path.join(ROOT, "tools", "peer-bench", "cycles_matched.py"), "--", path])
+    wall = time.time() - t0
+    settings = re.search(r"CYCLES_SETTINGS (.*)", text).group(1)
+    if settings not in SEEN:
+        SEEN.add(settings)
+        print(f"  Cycles: {settings}", flush=True)
     m = re.search(r"render_s=([0-9.]+) total_s=([0-9.]+)", text)
-    return float(m.group(1)), float(m.group(2))
+    return float(m.group(1)), float(m.group(2)), wall
+
+
+SEEN = set()
 
 
 def agree(name):
@@ -120,21 +149,36 @@ def run_diff(a, b):
 
 def noise(name):
     scene, job = setup(name)
-    scree(scene, 1024, 2, f"{name}-s1024")
-    cycles(job, 1024, "default", f"{name}-c1024")
-    ts, tc = [], []
+    print(f"{name}: {BOUNCES} bounces both, {LOW}/{HIGH} samples against {REF}", flush=True)
+    scree(scene, REF, BOUNCES, f"{name}-s{REF}")
+    cycles(job, REF, BOUNCES, f"{name}-c{REF}")
+    ts = {LOW: [], HIGH: []}
+    tc = {LOW: [], HIGH: []}
     for _ in range(ROUNDS):
-        tc.append(cycles(job, 16, "default", f"{name}-c16"))
-        ts.append(scree(scene, 16, 2, f"{name}-s16"))
+        for n in (LOW, HIGH):
+            tc[n].append(cycles(job, n, BOUNCES, f"{name}-c{n}"))
+            ts[n].append(scree(scene, n, BOUNCES, f"{name}-s{n}"))
     rms = lambda a, b: float(np.sqrt(((load(os.path.join(OUT, a)) - load(os.path.join(OUT, b))) ** 2).mean()))
-    es, ec = rms(f"{name}-s16.exr", f"{name}-s1024.exr"), rms(f"{name}-c16.exr", f"{name}-c1024.exr")
-    s_trace, s_wall = (statistics.median(t[k] for t in ts) for k in (0, 1))
-    c_render, c_total = (statistics.median(t[k] for t in tc) for k in (0, 1))
-    speed = lambda tc_, ts_: (tc_ * ec * ec) / (ts_ * es * es)
-    print(f"{name}: RMS at 16 spp scree {es:.5f} Cycles {ec:.5f}; "
-          f"time scree trace {s_trace:.2f} s wall {s_wall:.2f} s, Cycles render {c_render:.2f} s "
-          f"total {c_total:.2f} s; at equal noise scree is {speed(c_render, s_trace):.2f}x "
-          f"(render/trace), {speed(c_total, s_wall):.2f}x (wall)", flush=True)
+    err = {(r, n): rms(f"{name}-{r}{n}.exr", f"{name}-{r}{REF}.exr") for r in "sc" for n in (LOW, HIGH)}
+    var = {r: statistics.mean(err[r, n] ** 2 / (1 / n + 1 / REF) for n in (LOW, HIGH)) for r in "sc"}
+    med = lambda runs, k: statistics.median(t[k] for t in runs)
+    # Times: scree (trace, wall), Cycles (render_s, wall of the process).
+    s_t = {n: (med(ts[n], 0), med(ts[n], 1)) for n in (LOW, HIGH)}
+    c_t = {n: (med(tc[n], 0), med(tc[n], 2)) for n in (LOW, HIGH)}
+    for label, r, t in (("scree", "s", s_t), ("Cycles", "c", c_t)):
+        phase = "trace" if r == "s" else "render"
+        print(f"  {label}: RMS {err[r, LOW]:.5f} at {LOW}, {err[r, HIGH]:.5f} at {HIGH}; "
+              f"{phase} {t[LOW][0]:.2f} / {t[HIGH][0]:.2f} s, wall {t[LOW][1]:.2f} / {t[HIGH][1]:.2f} s; "
+              f"variance a sample {var[r]:.5f}", flush=True)
+    for k, what in ((0, "render phase"), (1, "whole process")):
+        frame = c_t[LOW][k] / s_t[LOW][k]
+        equal = frame * var["c"] / var["s"]
+        ds = (s_t[HIGH][k] - s_t[LOW][k]) / (HIGH - LOW)
+        dc = (c_t[HIGH][k] - c_t[LOW][k]) / (HIGH - LOW)
+        marginal = (dc * var["c"]) / (ds * var["s"]) if ds > 0 else float("inf")
+        print(f"  {what}: {LOW}-sample frames {frame:.2f}x faster ({equal:.2f}x at equal noise); "
+              f"a sample costs scree {ds * 1e3:.2f} ms, Cycles {dc * 1e3:.2f} ms: "
+              f"{marginal:.2f}x cheaper at equal noise", flush=True)
 
 
 def main():
