@@ -1,5 +1,5 @@
 //! The binary SAH build: a bounding volume hierarchy over boxes, built
-//! with the binned surface-area heuristic ([`BINS`] bins over the centroid
+//! with the binned surface-area heuristic (`BINS` bins over the centroid
 //! bounds, on each of the three axes), children stored next to each other
 //! in one flat `Vec<Node>`. [`super::wide::WideTree`] collapses it into the
 //! 8-wide form that is traced; this module knows nothing of rays.

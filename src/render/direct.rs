@@ -2,7 +2,7 @@
 //! ray meets (with its shadow and sky-light occlusion rays), water's
 //! mirror and refraction, and fog in front. A tile's samples are shaded in
 //! a batch whose secondary rays are traced together
-//! ([`radiance_batch`]); [`trace`] shades one ray alone, with the same
+//! (`radiance_batch`); [`trace`] shades one ray alone, with the same
 //! result.
 
 use glam::Vec3;

@@ -267,7 +267,7 @@ impl HeightField {
 
     /// [`HeightField::new`] for about `rays` camera rays per view: the
     /// blocks' neighbourhood peaks start at the finest level that pays for
-    /// them ([`HeightField::finest_level_paying`]).
+    /// them (`HeightField::finest_level_paying`).
     pub fn for_rays(grid: TerrainGrid, rays: usize) -> HeightField {
         HeightField::assemble(grid, rays, None)
     }
@@ -421,9 +421,9 @@ impl HeightField {
     /// The field's view for `camera_rays` camera rays (and at most as many
     /// shadow rays): horizons toward `light` (a direction and an angular
     /// radius: a sun's disc) from the finest level that pays for the rays
-    /// ([`HeightField::finest_level_paying`]), so that shadow rays within
+    /// (`HeightField::finest_level_paying`), so that shadow rays within
     /// that cone stop early where they clear the terrain ahead; and, where
-    /// it pays ([`sight_pays`]), a sight table from `eye` (its position
+    /// it pays (`sight_pays`), a sight table from `eye` (its position
     /// and a sample of its ray directions, a camera's), so that rays from
     /// the eye within the range of those directions start their walks
     /// where the terrain may first rise to them. Built side by side; a
