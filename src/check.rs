@@ -3,6 +3,10 @@
 //! `population`, `animation`) with these helpers, which name the JSON path
 //! of a value that is out of range.
 
+use std::any::{Any, TypeId};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+
 use glam::Vec3;
 
 /// A value that failed validation: where and why.
@@ -102,4 +106,90 @@ pub fn color(path: &str, v: [f64; 3], max: f64) -> Check<Vec3> {
         within(&format!("{path}[{k}]"), *c, 0.0, max)?;
     }
     Ok(Vec3::new(v[0] as f32, v[1] as f32, v[2] as f32))
+}
+
+/// The files a scene file names (heightmaps, textures, meshes), relative
+/// to its folder, each read once however often the file is checked: a
+/// sequence checks it again for every frame's pose. Clones share what was
+/// read.
+#[derive(Clone)]
+pub struct Files {
+    dir: PathBuf,
+    read: Arc<Mutex<Vec<Loaded>>>,
+}
+
+/// A file read: its path, and its contents as their reader made them.
+type Loaded = (PathBuf, TypeId, Arc<dyn Any + Send + Sync>);
+
+impl Files {
+    /// Files read relative to `dir`.
+    pub fn new(dir: &Path) -> Files {
+        Files {
+            dir: dir.to_path_buf(),
+            read: Arc::default(),
+        }
+    }
+
+    /// The folder relative paths start from.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// `file` (relative to the folder) as `read` makes it from its full
+    /// path, read the first time only; `read`'s error is the value's at
+    /// JSON path `path`.
+    pub fn get<T: Any + Send + Sync>(
+        &self,
+        path: &str,
+        file: &str,
+        read: impl FnOnce(&Path) -> std::result::Result<T, String>,
+    ) -> Check<Arc<T>> {
+        let full = self.dir.join(file);
+        let kind = TypeId::of::<T>();
+        let lock = || self.read.lock().unwrap_or_else(PoisonError::into_inner);
+        let known = lock()
+            .iter()
+            .find(|(p, k, _)| *p == full && *k == kind)
+            .map(|(_, _, v)| v.clone());
+        if let Some(v) = known.and_then(|v| v.downcast::<T>().ok()) {
+            return Ok(v);
+        }
+        let v = Arc::new(read(&full).map_err(|e| Invalid::new(path, e))?);
+        lock().push((full, kind, v.clone()));
+        Ok(v)
+    }
+}
+
+impl std::fmt::Debug for Files {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Files").field("dir", &self.dir).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file is read once for all checks that share the cache (clones
+    /// included), once again for another kind of contents, and a failed
+    /// read is tried again.
+    #[test]
+    fn files_are_read_once() {
+        let files = Files::new(Path::new("scenes"));
+        let reads = std::cell::Cell::new(0);
+        let read = |full: &Path| {
+            reads.set(reads.get() + 1);
+            Ok(full.display().to_string())
+        };
+        let a = files.get("x", "a.png", read).unwrap();
+        let b = files.clone().get("y", "a.png", read).unwrap();
+        assert!(Arc::ptr_eq(&a, &b));
+        assert_eq!((a.as_str(), reads.get()), ("scenes/a.png", 1));
+        files.get("x", "a.png", |_| Ok(7u32)).unwrap();
+        files.get("x", "b.png", read).unwrap();
+        assert_eq!(reads.get(), 2);
+        let failed = files.get::<u8>("z", "c.png", |_| Err("no such file".into()));
+        assert_eq!(failed, Err(Invalid::new("z", "no such file")));
+        assert_eq!(*files.get("z", "c.png", |_| Ok(1u8)).unwrap(), 1);
+    }
 }

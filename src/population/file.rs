@@ -6,13 +6,10 @@
 //!                   "where": { "slope": [0, 30] } }]
 //! ```
 
-use std::path::Path;
-use std::sync::Arc;
-
 use serde::Deserialize;
 
 use super::Population;
-use crate::check::{above, color, count, range_pair, within, Check, Invalid};
+use crate::check::{above, color, count, range_pair, within, Check, Files, Invalid};
 use crate::mesh::TriangleMesh;
 use crate::rock::{RockMaterialFile, WhereFile};
 
@@ -63,7 +60,7 @@ fn default_population_material() -> RockMaterialFile {
 
 /// Checks a population and reads its mesh (normals recomputed where the
 /// file gives none).
-pub fn validate_population(path: &str, p: &PopulationFile, dir: &Path) -> Check<Population> {
+pub fn validate_population(path: &str, p: &PopulationFile, files: &Files) -> Check<Population> {
     let count = count(&format!("{path}.count"), p.count, 0, 1_000_000)?;
     let s0 = above(&format!("{path}.scale[0]"), p.scale[0], 0.0, 1e3)?;
     let s1 = within(&format!("{path}.scale[1]"), p.scale[1], s0, 1e3)?;
@@ -96,13 +93,15 @@ pub fn validate_population(path: &str, p: &PopulationFile, dir: &Path) -> Check<
             ))
         }
     };
-    let mut mesh = TriangleMesh::read_obj(&dir.join(&p.mesh))
-        .map_err(|e| Invalid::new(format!("{path}.mesh"), e))?;
-    if mesh.normals.is_empty() {
-        mesh.normals = mesh.area_weighted_normals();
-    }
+    let mesh = files.get(&format!("{path}.mesh"), &p.mesh, |full| {
+        let mut mesh = TriangleMesh::read_obj(full)?;
+        if mesh.normals.is_empty() {
+            mesh.normals = mesh.area_weighted_normals();
+        }
+        Ok(mesh)
+    })?;
     Ok(Population {
-        mesh: Arc::new(mesh),
+        mesh,
         count,
         scale: [s0 as f32, s1 as f32],
         align_to_ground: align as f32,

@@ -14,7 +14,7 @@ use serde::Deserialize;
 
 use super::scatter::ScatterParams;
 use super::{Displacement, Mapping, Placement, Tessellation};
-use crate::check::{above, color, count, range_pair, vec3, within, Check, Invalid};
+use crate::check::{above, color, count, range_pair, vec3, within, Check, Files, Invalid};
 use crate::shade::file::BumpFile;
 use crate::shade::layers::Bump;
 use crate::terrain::NormalsFile;
@@ -371,11 +371,7 @@ pub struct ScatterSpec {
     pub bump: Option<Bump>,
 }
 
-fn validate_displacement(
-    path: &str,
-    d: &DisplacementFile,
-    textures: &mut texture::Cache,
-) -> Check<Displacement> {
+fn validate_displacement(path: &str, d: &DisplacementFile, files: &Files) -> Check<Displacement> {
     let mapping = match d.mapping {
         MappingFile::Uv => Mapping::Uv,
         MappingFile::Triplanar => Mapping::Triplanar,
@@ -385,7 +381,7 @@ fn validate_displacement(
         },
     };
     let texture = match (&d.texture, d.mapping) {
-        (Some(t), _) => Some(textures.get(&format!("{path}.texture"), t)?),
+        (Some(t), _) => Some(texture::cached(files, &format!("{path}.texture"), t)?),
         (None, MappingFile::Solid) => None,
         (None, _) => {
             return Err(Invalid::new(
@@ -408,7 +404,7 @@ fn validate_displacement(
 fn validate_rock_material(
     path: &str,
     m: &RockMaterialFile,
-    textures: &mut texture::Cache,
+    files: &Files,
     variation_allowed: bool,
 ) -> Check<RockMaterial> {
     Ok(match m {
@@ -431,7 +427,7 @@ fn validate_rock_material(
             size,
             ..
         } => RockMaterial::Texture(
-            textures.get(&format!("{path}.texture"), texture)?,
+            texture::cached(files, &format!("{path}.texture"), texture)?,
             match mapping {
                 RockTextureMappingFile::Uv => None,
                 RockTextureMappingFile::Triplanar => {
@@ -463,7 +459,7 @@ fn tessellation(
 }
 
 /// Checks rock `path` (`rocks[k]`), reading its textures once.
-pub fn validate_rock(path: &str, r: &RockFile, textures: &mut texture::Cache) -> Check<RockSpec> {
+pub fn validate_rock(path: &str, r: &RockFile, files: &Files) -> Check<RockSpec> {
     let center = vec3(&format!("{path}.center"), r.center)?;
     let radius = above(&format!("{path}.radius"), r.radius, 0.0, 1e6)? as f32;
     let mut scale = [0.0f32; 3];
@@ -481,7 +477,7 @@ pub fn validate_rock(path: &str, r: &RockFile, textures: &mut texture::Cache) ->
     let displacement = r
         .displacement
         .as_ref()
-        .map(|d| validate_displacement(&format!("{path}.displacement"), d, textures))
+        .map(|d| validate_displacement(&format!("{path}.displacement"), d, files))
         .transpose()?;
     if r.analytic && displacement.is_some() {
         return Err(Invalid::new(
@@ -501,12 +497,7 @@ pub fn validate_rock(path: &str, r: &RockFile, textures: &mut texture::Cache) ->
         rest_sink: r.rest_on_terrain.then_some(sink),
         tessellation,
         displacement,
-        material: validate_rock_material(
-            &format!("{path}.material"),
-            &r.material,
-            textures,
-            false,
-        )?,
+        material: validate_rock_material(&format!("{path}.material"), &r.material, files, false)?,
         bump: rock_bump(&format!("{path}.material"), &r.material)?,
         flat: r.normals == NormalsFile::Flat,
         analytic: r.analytic,
@@ -518,7 +509,7 @@ pub fn validate_rock(path: &str, r: &RockFile, textures: &mut texture::Cache) ->
 pub fn validate_scatter(
     s: &ScatterFile,
     terrain_size: [f32; 2],
-    textures: &mut texture::Cache,
+    files: &Files,
 ) -> Check<ScatterSpec> {
     let p = "scatter";
     let count = count(&format!("{p}.count"), s.count, 0, 1_000_000)?;
@@ -551,7 +542,7 @@ pub fn validate_scatter(
     let displacement = s
         .displacement
         .as_ref()
-        .map(|d| validate_displacement(&format!("{p}.displacement"), d, textures))
+        .map(|d| validate_displacement(&format!("{p}.displacement"), d, files))
         .transpose()?;
     let shape = if variants > 1 || facets > 0 {
         super::SHAPE_MAX
@@ -582,7 +573,7 @@ pub fn validate_scatter(
             RockMaterialFile::Texture { .. } => 0.0,
         },
         displacement,
-        material: validate_rock_material(&format!("{p}.material"), &s.material, textures, true)?,
+        material: validate_rock_material(&format!("{p}.material"), &s.material, files, true)?,
         bump: rock_bump(&format!("{p}.material"), &s.material)?,
     })
 }

@@ -215,7 +215,7 @@ pub fn explain_range(src: &str, dir: &Path, err: Error) -> Error {
         let Ok(raw) = serde_json::from_value::<SceneFile>(probe) else {
             continue;
         };
-        if let Err(refused) = super::validate::validate(&raw, dir) {
+        if let Err(refused) = super::validate::validate(&raw, &crate::check::Files::new(dir)) {
             if refused.path == path {
                 let rule = refused
                     .message

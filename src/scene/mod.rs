@@ -17,6 +17,7 @@ pub use overrides::Overrides;
 
 use crate::camera::Camera;
 pub use crate::camera::CameraSettings;
+use crate::check::Files;
 use crate::error::{Error, Result};
 pub use crate::rock::{RockMaterial, RockSpec, ScatterSpec};
 use crate::shade::{Fog, Material, Sky, SkyLight, Sun};
@@ -296,8 +297,9 @@ impl Scene {
 pub struct Source {
     /// The file's name in messages.
     pub name: String,
-    /// Where its relative paths resolve.
-    pub dir: PathBuf,
+    /// The files it names, read relative to its folder, once for all
+    /// of its checks (a sequence checks it again for every frame).
+    pub files: Files,
     /// Its text, for the lines of errors.
     pub text: String,
     /// Its values as written.
@@ -312,7 +314,7 @@ impl Source {
             decode::deserialize(text, name).map_err(|e| decode::explain_range(text, dir, e))?;
         Ok(Source {
             name: name.to_string(),
-            dir: dir.to_path_buf(),
+            files: Files::new(dir),
             text: text.to_string(),
             file,
         })
@@ -340,7 +342,7 @@ impl Source {
     pub fn scene(&self, overrides: &Overrides) -> Result<Scene> {
         let mut file = self.file.clone();
         overrides.apply(&mut file)?;
-        let scene = validate::validate(&file, &self.dir).map_err(|e| {
+        let scene = validate::validate(&file, &self.files).map_err(|e| {
             overrides.explain(&e).unwrap_or_else(|| Error::Scene {
                 file: self.name.clone(),
                 line: locate::locate(&self.text, &locate::parse_path(&e.path)),

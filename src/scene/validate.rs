@@ -2,8 +2,6 @@
 //! degrees to radians, colours and vectors to glam types. After this step
 //! nothing in scree reports a user-input error about the scene.
 
-use std::path::Path;
-
 use super::file::*;
 use super::{
     ImageSettings, Integrator, Scene, TerrainSettings, MAX_BOUNCES, MAX_IMAGE_SIDE, MAX_SAMPLES,
@@ -11,16 +9,15 @@ use super::{
 };
 use crate::animation::file::validate_animation;
 use crate::camera::CameraSettings;
-use crate::check::{above, count, within, Check};
+use crate::check::{above, count, within, Check, Files};
 use crate::population::file::validate_population;
 use crate::rock::file::{validate_rock, validate_scatter};
 use crate::shade::file::{check_sun_and_sky, Shore};
 use crate::terrain::Generator;
-use crate::texture;
 
 /// Checks every value of `raw` and loads its textures; relative paths
 /// resolve against `dir`.
-pub fn validate(raw: &SceneFile, dir: &Path) -> Check<Scene> {
+pub fn validate(raw: &SceneFile, files: &Files) -> Check<Scene> {
     let image = validate_image(&raw.image)?;
     let camera = CameraSettings::try_from(&raw.camera)?;
     let units = raw
@@ -28,18 +25,17 @@ pub fn validate(raw: &SceneFile, dir: &Path) -> Check<Scene> {
         .map(|u| above("units", u, 0.0, 1e9))
         .transpose()?
         .unwrap_or(1.0);
-    let terrain = validate_terrain(&raw.terrain, dir, units)?;
-    let mut textures = texture::Cache::new(dir);
+    let terrain = validate_terrain(&raw.terrain, files, units)?;
     let rocks = raw
         .rocks
         .iter()
         .enumerate()
-        .map(|(i, r)| validate_rock(&format!("rocks[{i}]"), r, &mut textures))
+        .map(|(i, r)| validate_rock(&format!("rocks[{i}]"), r, files))
         .collect::<Check<Vec<_>>>()?;
     let scatter = raw
         .scatter
         .as_ref()
-        .map(|s| validate_scatter(s, terrain.size, &mut textures))
+        .map(|s| validate_scatter(s, terrain.size, files))
         .transpose()?;
     let (sun, sky) = check_sun_and_sky(&raw.sun, &raw.sky)?;
     let (sky_distance, fog_density) = distance_defaults(&terrain, units);
@@ -64,7 +60,7 @@ pub fn validate(raw: &SceneFile, dir: &Path) -> Check<Scene> {
         .populations
         .iter()
         .enumerate()
-        .map(|(k, p)| validate_population(&format!("populations[{k}]"), p, dir))
+        .map(|(k, p)| validate_population(&format!("populations[{k}]"), p, files))
         .collect::<Check<Vec<_>>>()?;
     Ok(Scene {
         image,
@@ -123,8 +119,8 @@ fn distance_defaults(t: &TerrainSettings, units: f64) -> (f64, f64) {
     (0.4 * side, fog.max(CLEAR_AIR_PER_METRE * units).min(10.0))
 }
 
-fn validate_terrain(f: &TerrainFile, dir: &Path, units: f64) -> Check<TerrainSettings> {
-    let (generator, native) = f.generator.check(dir)?;
+fn validate_terrain(f: &TerrainFile, files: &Files, units: f64) -> Check<TerrainSettings> {
+    let (generator, native) = f.generator.check(files)?;
     // A DEM's metres become world units: its extent (where georeferenced)
     // and its heights, unless the scene says otherwise.
     let dem = match &generator {
@@ -149,7 +145,7 @@ fn validate_terrain(f: &TerrainFile, dir: &Path, units: f64) -> Check<TerrainSet
         count("terrain.resolution[0]", res[0], 2, MAX_TERRAIN_SIDE)? as usize,
         count("terrain.resolution[1]", res[1], 2, MAX_TERRAIN_SIDE)? as usize,
     ];
-    let (material, layers) = f.material.check(height, dir)?;
+    let (material, layers) = f.material.check(height, files)?;
     let post = f
         .post
         .iter()

@@ -7,7 +7,6 @@
 //! "sky": { "type": "preetham", "turbidity": 3 }
 //! ```
 
-use std::path::Path;
 use std::sync::Arc;
 
 use glam::Vec3;
@@ -17,7 +16,7 @@ use super::layers::{Bump, Detail, Layer, Layers, Mask, MAX_LAYERS};
 use super::sky::{sun_transmittance, HosekWilkie, Mars, Preetham};
 use super::water::Waves;
 use super::{Fog, Material, Sky, SkyLight, Sun, Water};
-use crate::check::{above, color, count, finite, range_pair, within, Check, Invalid};
+use crate::check::{above, color, count, finite, range_pair, within, Check, Files, Invalid};
 use crate::texture;
 
 /// `terrain.material`.
@@ -438,7 +437,11 @@ impl Default for FogFile {
     }
 }
 
-fn validate_layers(list: &[LayerFile], detail: Option<&DetailFile>, dir: &Path) -> Check<Layers> {
+fn validate_layers(
+    list: &[LayerFile],
+    detail: Option<&DetailFile>,
+    files: &Files,
+) -> Check<Layers> {
     let p = "terrain.material.layers";
     if list.is_empty() || list.len() > MAX_LAYERS {
         return Err(Invalid::new(
@@ -446,7 +449,6 @@ fn validate_layers(list: &[LayerFile], detail: Option<&DetailFile>, dir: &Path) 
             format!("must list 1 to {MAX_LAYERS} layers, got {}", list.len()),
         ));
     }
-    let mut textures = texture::Cache::new(dir);
     let bump = |at: &str, height: f64, size: f64| -> Check<Bump> {
         Ok(Bump {
             height: within(&format!("{at}.height"), height, 0.0, 1e3)? as f32,
@@ -506,7 +508,7 @@ fn validate_layers(list: &[LayerFile], detail: Option<&DetailFile>, dir: &Path) 
             color: color(&format!("{at}.color"), l.color, 1.0)?,
             texture: match &l.texture {
                 Some(t) => Some((
-                    textures.get(&format!("{at}.texture"), t)?,
+                    texture::cached(files, &format!("{at}.texture"), t)?,
                     above(&format!("{at}.texture_size"), l.texture_size, 0.0, 1e7)? as f32,
                 )),
                 None => None,
@@ -666,16 +668,16 @@ impl WaterFile {
 
 impl MaterialFile {
     /// The terrain's material, its levels in world units for a terrain of
-    /// `height` world units, and its layers (textures read relative to
-    /// `dir`) where it is layered.
-    pub fn check(&self, height: f64, dir: &Path) -> Check<(Material, Option<Arc<Layers>>)> {
+    /// `height` world units, and its layers (textures read through
+    /// `files`) where it is layered.
+    pub fn check(&self, height: f64, files: &Files) -> Check<(Material, Option<Arc<Layers>>)> {
         let mut layers = None;
         let material = match self {
             MaterialFile::Layers {
                 layers: list,
                 detail,
             } => {
-                layers = Some(Arc::new(validate_layers(list, detail.as_ref(), dir)?));
+                layers = Some(Arc::new(validate_layers(list, detail.as_ref(), files)?));
                 Material::Layers
             }
             &MaterialFile::HeightSlope {

@@ -5,15 +5,12 @@
 //! "generator": { "type": "fault_line", "iterations": 400 }
 //! ```
 
-use std::path::Path;
-use std::sync::Arc;
-
 use serde::Deserialize;
 
 use super::far_field::{FarField, MAX_RINGS};
 use super::noise::Octaves;
 use super::{DiamondSquare, FaultLine, Generator, Hills, Noise, PostStep};
-use crate::check::{above, count, within, Check, Invalid};
+use crate::check::{above, count, within, Check, Files, Invalid};
 
 /// `terrain.far_field`: nested rings of coarser grids around the tile.
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
@@ -141,8 +138,7 @@ fn validate_noise(p: &Noise) -> Check<Noise> {
 impl PostStep {
     /// The step, checked; errors name `path` (`terrain.post[k]`).
     pub fn check(&self, path: &str) -> Check<PostStep> {
-        let step = self;
-        match step {
+        match self {
             PostStep::Normalize => {}
             PostStep::Smooth { radius, .. } => {
                 count(&format!("{path}.radius"), *radius, 1, 64)?;
@@ -170,7 +166,7 @@ impl PostStep {
                 within(&format!("{path}.sharpness"), *sharpness, 0.0, 1.0)?;
             }
         }
-        Ok(step.clone())
+        Ok(self.clone())
     }
 }
 
@@ -202,9 +198,9 @@ fn validate_diamond_square(p: &DiamondSquare) -> Check<DiamondSquare> {
 }
 
 impl GeneratorFile {
-    /// The generator, its parameters checked; a heightmap is read (relative
-    /// to `dir`) and its size in samples returned beside it.
-    pub fn check(&self, dir: &Path) -> Check<(Generator, Option<[u32; 2]>)> {
+    /// The generator, its parameters checked; a heightmap is read (through
+    /// `files`) and its size in samples returned beside it.
+    pub fn check(&self, files: &Files) -> Check<(Generator, Option<[u32; 2]>)> {
         let (f, g) = (self, "terrain.generator");
         let (generator, native) = match f {
             GeneratorFile::FaultLine(p) => (Generator::FaultLine(validate_fault_line(p)?), None),
@@ -220,15 +216,15 @@ impl GeneratorFile {
                         "must name a grayscale PNG or a GeoTIFF DEM",
                     ));
                 }
-                let full = dir.join(&p.path);
-                let map = if super::geotiff::is_geotiff(&full) {
-                    super::geotiff::load(&full)
-                } else {
-                    super::import::load(&full)
-                }
-                .map_err(|e| Invalid::new(format!("{g}.path"), e))?;
+                let map = files.get(&format!("{g}.path"), &p.path, |full| {
+                    if super::geotiff::is_geotiff(full) {
+                        super::geotiff::load(full)
+                    } else {
+                        super::import::load(full)
+                    }
+                })?;
                 let native = [map.width as u32, map.height as u32];
-                (Generator::Heightmap(Arc::new(map)), Some(native))
+                (Generator::Heightmap(map), Some(native))
             }
         };
         Ok((generator, native))

@@ -16,6 +16,7 @@ use std::sync::Arc;
 use glam::Vec3;
 use serde::Deserialize;
 
+use crate::check::{Check, Files, Invalid};
 use crate::error::{Error, Result};
 
 /// Texel lookup.
@@ -155,44 +156,19 @@ pub fn uv_of(d: Vec3) -> (f32, f32) {
     (u, v)
 }
 
-/// Textures of a scene file, each read once; errors name the JSON path
-/// of the value that named it.
-pub struct Cache<'a> {
-    dir: &'a Path,
-    loaded: Vec<(std::path::PathBuf, Arc<Texture>)>,
-}
-
-impl<'a> Cache<'a> {
-    /// A cache of textures read relative to `dir`.
-    pub fn new(dir: &'a Path) -> Self {
-        Cache {
-            dir,
-            loaded: Vec::new(),
-        }
+/// The texture at `file` (relative to the scene's folder), read once for
+/// all of `files`' checks; errors name JSON path `path`.
+pub fn cached(files: &Files, path: &str, file: &str) -> Check<Arc<Texture>> {
+    if file.is_empty() {
+        return Err(Invalid::new(path, "must name an image file"));
     }
-
-    /// The texture at `file` (relative to the scene's folder).
-    pub fn get(&mut self, path: &str, file: &str) -> crate::check::Check<Arc<Texture>> {
-        if file.is_empty() {
-            return Err(crate::check::Invalid::new(path, "must name an image file"));
-        }
-        let full = self.dir.join(file);
-        if let Some((_, t)) = self.loaded.iter().find(|(p, _)| *p == full) {
-            return Ok(t.clone());
-        }
-        let t = Texture::load(&full).map_err(|e| {
-            crate::check::Invalid::new(path, format!("cannot read the texture: {e}"))
-        })?;
+    files.get(path, file, |full| {
+        let t = Texture::load(full).map_err(|e| format!("cannot read the texture: {e}"))?;
         if t.width == 0 || t.height == 0 {
-            return Err(crate::check::Invalid::new(
-                path,
-                format!("{} has no pixels", full.display()),
-            ));
+            return Err(format!("{} has no pixels", full.display()));
         }
-        let t = Arc::new(t);
-        self.loaded.push((full, t.clone()));
         Ok(t)
-    }
+    })
 }
 
 #[cfg(test)]
