@@ -51,22 +51,6 @@ pub struct Overrides {
     pub circle: Option<FisheyeCircle>,
 }
 
-/// The flag that sets each JSON path, for errors in overridden values.
-const FLAGS: [(&str, &str); 12] = [
-    ("image.width", "--width"),
-    ("image.height", "--height"),
-    ("image.samples", "--spp"),
-    ("terrain.resolution", "--resolution"),
-    ("image.exposure", "--exposure"),
-    ("sun.elevation", "--sun-elevation"),
-    ("sun.azimuth", "--sun-azimuth"),
-    ("camera.position", "the camera's position"),
-    ("camera.look_at", "the camera's look-at"),
-    ("camera.up", "the camera's up"),
-    ("camera.projection.fov", "--fov"),
-    ("camera.projection.width", "--ortho-width"),
-];
-
 impl Overrides {
     /// The camera and sun of an animation's pose.
     pub fn pose(pose: &Pose) -> Overrides {
@@ -207,26 +191,47 @@ impl Overrides {
     /// An error in a value these overrides set, named by its flag; None
     /// when the value at `e`'s path came from the file.
     pub fn explain(&self, e: &Invalid) -> Option<Error> {
-        let set = |path: &str| match path {
-            "image.width" => self.width.is_some(),
-            "image.height" => self.height.is_some(),
-            "image.samples" => self.samples.is_some(),
-            "terrain.resolution" => self.resolution.is_some(),
-            "image.exposure" => self.exposure.is_some(),
-            "sun.elevation" => self.sun_elevation.is_some(),
-            "sun.azimuth" => self.sun_azimuth.is_some(),
-            "camera.position" => self.position.is_some(),
-            "camera.look_at" => self.look_at.is_some(),
-            "camera.up" => self.up.is_some(),
-            "camera.projection.fov" => self.fov.is_some(),
-            "camera.projection.width" => self.ortho_width.is_some(),
-            _ => false,
-        };
+        // The JSON path each override sets, the flag that sets it, and
+        // whether it is set.
+        let flags = [
+            ("image.width", "--width", self.width.is_some()),
+            ("image.height", "--height", self.height.is_some()),
+            ("image.samples", "--spp", self.samples.is_some()),
+            (
+                "terrain.resolution",
+                "--resolution",
+                self.resolution.is_some(),
+            ),
+            ("image.exposure", "--exposure", self.exposure.is_some()),
+            (
+                "sun.elevation",
+                "--sun-elevation",
+                self.sun_elevation.is_some(),
+            ),
+            ("sun.azimuth", "--sun-azimuth", self.sun_azimuth.is_some()),
+            (
+                "camera.position",
+                "the camera's position",
+                self.position.is_some(),
+            ),
+            (
+                "camera.look_at",
+                "the camera's look-at",
+                self.look_at.is_some(),
+            ),
+            ("camera.up", "the camera's up", self.up.is_some()),
+            ("camera.projection.fov", "--fov", self.fov.is_some()),
+            (
+                "camera.projection.width",
+                "--ortho-width",
+                self.ortho_width.is_some(),
+            ),
+        ];
         let base = e.path.split('[').next().unwrap_or_default();
-        FLAGS
+        flags
             .iter()
-            .find(|(path, _)| *path == base && set(path))
-            .map(|(_, flag)| Error::Usage(format!("{flag}: {}", e.message)))
+            .find(|&&(path, _, set)| set && path == base)
+            .map(|(_, flag, _)| Error::Usage(format!("{flag}: {}", e.message)))
     }
 }
 

@@ -455,15 +455,6 @@ impl HeightField {
         FieldView { light, sight }
     }
 
-    /// A view with horizons toward `dir` within `radius` (radians) from
-    /// level 1 up, and no sight table.
-    pub fn lit_view(&self, dir: Vec3, radius: f32) -> FieldView {
-        FieldView {
-            light: self.horizon(dir, radius),
-            sight: None,
-        }
-    }
-
     /// A view with the sight table of `eye` over `directions`, wherever
     /// it pays or not, and no horizons.
     pub fn eye_view(&self, eye: Vec3, directions: &[Vec3]) -> FieldView {

@@ -829,8 +829,8 @@ fn views_keep_what_pays_for_their_rays() {
     let directions = [Vec3::new(0.0, -0.5, 1.0).normalize(), Vec3::Z];
     for (dir, radius) in [(light(0.5, 2.2), 0.0), (light(0.3, 5.5), 0.02)] {
         let view = field.view(Some((dir, radius)), Some((eye, &directions)), usize::MAX);
-        let lit = field.lit_view(dir, radius);
-        let (a, b) = (view.light.expect("horizons"), lit.light.expect("horizons"));
+        let lit = field.horizon(dir, radius);
+        let (a, b) = (view.light.expect("horizons"), lit.expect("horizons"));
         assert_eq!((a.from_level, &a.values), (b.from_level, &b.values));
         assert!(view.sight.is_some(), "a table for every ray pays");
         let few = field.view(Some((dir, radius)), Some((eye, &directions)), 1);
