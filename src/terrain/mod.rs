@@ -11,6 +11,7 @@ pub mod file;
 pub mod geotiff;
 pub mod heightmap;
 pub mod hills;
+pub mod hydrology;
 pub mod import;
 pub mod mesh;
 pub mod noise;
