@@ -92,6 +92,8 @@ pub struct World {
     /// The terrain's layered material and what its masks read of the
     /// ground, where the terrain has one.
     layers: Option<(Arc<Layers>, GroundAttributes)>,
+    /// The land's lakes and rivers, if it has any.
+    pub streams: Option<Streams>,
     /// Rocks traced exactly.
     pub analytic: Vec<AnalyticRock>,
     /// Rocks in the scene (listed, analytic and scattered).
@@ -106,6 +108,43 @@ pub struct World {
     pub generate_time: Duration,
     /// Time spent building the acceleration structures.
     pub bvh_time: Duration,
+}
+
+/// The land's lakes and rivers: their surface, a mesh over the grid cells
+/// that hold water, and where the water stands. Like the sea's plane the
+/// surface is met only by rays looking for the first surface from above
+/// ([`World::water_hit`]); it casts no shadow (light under it falls by
+/// the water's absorption instead).
+#[derive(Debug, Clone)]
+pub struct Streams {
+    /// The surface.
+    mesh: TriangleMesh,
+    /// Its hierarchy.
+    bvh: Bvh,
+    /// Levels, nearest water and moisture per sample.
+    pub waters: terrain::hydrology::Waters,
+}
+
+impl Streams {
+    /// The streams of `waters`, traced over its mesh.
+    pub fn new(waters: terrain::hydrology::Waters) -> Streams {
+        let mesh = waters.mesh();
+        let bvh = Bvh::build(&mesh);
+        Streams { mesh, bvh, waters }
+    }
+
+    /// Triangles of the surface.
+    pub fn triangle_count(&self) -> usize {
+        self.mesh.indices.len()
+    }
+
+    /// Bytes held by the surface, its hierarchy and the water's fields.
+    pub fn memory_bytes(&self) -> usize {
+        std::mem::size_of_val(self.mesh.positions.as_slice())
+            + std::mem::size_of_val(self.mesh.indices.as_slice())
+            + self.bvh.memory_bytes()
+            + self.waters.memory_bytes()
+    }
 }
 
 /// A [`World`] with what one view keeps ([`World::view`]): it traces as
@@ -354,6 +393,7 @@ impl Builder {
             bumps: self.bumps,
             textures: self.textures,
             layers: None,
+            streams: None,
             analytic,
             rock_count,
             population_count: 0,
@@ -390,7 +430,11 @@ impl World {
     /// both; `generate_time` runs from `t0`.
     fn assemble(scene: &Scene, land: terrain::Land, options: BuildOptions, t0: Instant) -> World {
         let ts = &scene.terrain;
-        let terrain::Land { tile: grid, rings } = land;
+        let terrain::Land {
+            tile: grid,
+            rings,
+            waters,
+        } = land;
         let mut b = Builder::default();
         let terrain_material = b.material(ts.material, ts.smooth);
         // What needs the grid's heights first: smooth normals, rocks
@@ -444,6 +488,10 @@ impl World {
             let mesh = b.mesh(grid.to_mesh(ts.smooth));
             b.place(mesh, None, terrain_material);
         }
+        // The lakes' and rivers' surface, a mesh over the cells with water.
+        let t_streams = Instant::now();
+        let streams = waters.filter(|w| !w.is_empty()).map(Streams::new);
+        b.accel_time += t_streams.elapsed();
         // The far field's rings, always through their grids (a ring's hole
         // has no mesh counterpart).
         for ring in rings {
@@ -564,6 +612,7 @@ impl World {
         let mut world = b.finish(terrain_normals, analytic, rock_count, generate_time);
         world.population_count = population_count;
         world.layers = layers;
+        world.streams = streams;
         world
     }
 
@@ -711,6 +760,19 @@ impl World {
                 .sum::<usize>()
             + size_of_val(&self.analytic[..])
             + self.layers.as_ref().map_or(0, |(_, a)| a.memory_bytes())
+            + self.streams.as_ref().map_or(0, Streams::memory_bytes)
+    }
+
+    /// Where `ray` meets the surface of the land's lakes and rivers from
+    /// above within (0, t_max): the ray parameter and the surface's unit
+    /// normal (up, tilted as the water falls). None where it meets nothing
+    /// or first meets the surface from below.
+    #[inline]
+    pub fn water_hit(&self, ray: &Ray, t_max: f32) -> Option<(f32, Vec3)> {
+        let s = self.streams.as_ref()?;
+        let hit = s.bvh.intersect(ray, t_max)?;
+        let n = s.mesh.face_normal(hit.triangle as usize);
+        (n.dot(ray.dir) < 0.0 && hit.t < t_max).then_some((hit.t, n))
     }
 
     /// The height of the terrain's surface at world (x, z), where the
@@ -741,6 +803,10 @@ impl World {
             height: attributes.height_fraction(point.y),
             curvature: attributes.curvature_at(point.x, point.z),
             flow: attributes.flow_at(point.x, point.z),
+            moisture: self
+                .streams
+                .as_ref()
+                .map_or(0.0, |s| s.waters.moisture_at(point.x, point.z)),
         }
     }
 

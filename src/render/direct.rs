@@ -9,6 +9,7 @@ use glam::Vec3;
 
 use super::light::{self, Probe};
 use super::sampler;
+use super::water::{self, first_surface, FOAM_ALBEDO};
 use crate::ray::Ray;
 use crate::scene::Scene;
 use crate::world::{SurfaceHit, Viewed};
@@ -35,7 +36,7 @@ pub(super) fn radiance_batch(
     for (&(x, y, s), &has_ray) in list.iter().zip(has_ray) {
         if has_ray {
             let (ray, hit) = hit_of_ray.next().expect("one hit slot per ray");
-            if let Some((first, _)) = first_surface(scene, ray, hit.as_ref()) {
+            if let Some((first, _)) = first_surface(scene, world, ray, hit.as_ref()) {
                 light_probes(scene, &first, &rng_of(x, y, s), &mut |probe| {
                     probes.push(&probe)
                 });
@@ -115,7 +116,7 @@ fn shade(
 ) -> Vec3 {
     let sun = &scene.sun;
     let sky = || scene.sky.radiance(ray.dir, sun.direction, sun.radiance);
-    let Some((first, on_water)) = first_surface(scene, ray, hit) else {
+    let Some((first, on_water)) = first_surface(scene, world, ray, hit) else {
         return sky() + sun_disc(sun, ray.dir);
     };
     let surface = match (on_water, &scene.water) {
@@ -145,7 +146,7 @@ fn lambert(
 ) -> Vec3 {
     let (mut albedo, gloss) = world.look(hit);
     if let Some(water) = &scene.water {
-        albedo *= water.wet_factor(hit.point);
+        albedo *= water::wet_factor(water, world, hit.point);
     }
     let (sun_e, sky_l) = lights(scene, hit, rng, occluded, rays);
     let diffuse = albedo * (sun_e * std::f32::consts::FRAC_1_PI + sky_l);
@@ -155,38 +156,6 @@ fn lambert(
             let brdf = crate::shade::brdf::ggx(hit.normal, -dir, scene.sun.direction, roughness);
             diffuse + sun_e * (share * brdf)
         }
-    }
-}
-
-/// The first surface along `ray` whose closest scene hit is `hit`: that
-/// hit, or the water's surface where the ray meets the water first (then
-/// with `true`; the water's normal here is straight up, the waves tilt
-/// only the mirror and refraction directions).
-#[inline]
-pub(super) fn first_surface(
-    scene: &Scene,
-    ray: &Ray,
-    hit: Option<&SurfaceHit>,
-) -> Option<(SurfaceHit, bool)> {
-    let t_hit = hit.map_or(f32::INFINITY, |h| h.t);
-    match scene
-        .water
-        .as_ref()
-        .and_then(|w| w.hit(ray.origin, ray.dir, t_hit))
-    {
-        Some(t) => Some((
-            SurfaceHit {
-                t,
-                point: ray.at(t),
-                geometric_normal: Vec3::Y,
-                normal: Vec3::Y,
-                material: 0,
-                face: 0,
-                object: u32::MAX,
-            },
-            true,
-        )),
-        None => hit.map(|h| (*h, false)),
     }
 }
 
@@ -215,7 +184,7 @@ fn water_radiance(
     let (sun_e, sky_l) = lights(scene, surface, rng, occluded, rays);
     let deep = water.color * (sun_e * std::f32::consts::FRAC_1_PI + sky_l);
     let p = surface.point;
-    let n = water.normal_at(p.x, p.z);
+    let (n, foam) = water::normal(water, surface);
     let eps = surface_offset(p);
     let mut direct = |probe: &Probe| world.occluded(&probe.ray(), probe.t_max);
     let f = fresnel(-ray.dir.dot(n), 1.0, WATER_INDEX);
@@ -243,7 +212,7 @@ fn water_radiance(
                 None => deep,
                 Some(h) => {
                     let bottom = lambert(scene, world, &h, t, rng, &mut direct, rays);
-                    let depth = water.depth(h.point);
+                    let depth = water::depth(water, world, h.point);
                     let sun_in = refract(-sun.direction, Vec3::Y, 1.0 / WATER_INDEX)
                         .map_or(1.0, |d| -d.y)
                         .max(0.1);
@@ -253,7 +222,13 @@ fn water_radiance(
             }
         }
     };
-    mirror * f + below * (1.0 - f)
+    let water = mirror * f + below * (1.0 - f);
+    if foam > 0.0 {
+        let white = FOAM_ALBEDO * (sun_e * std::f32::consts::FRAC_1_PI + sky_l);
+        water + foam * (white - water)
+    } else {
+        water
+    }
 }
 
 /// Sun irradiance and sky light at the surface `hit`.

@@ -8,6 +8,7 @@ pub mod light;
 pub mod path;
 pub mod sampler;
 pub mod skymap;
+mod water;
 #[cfg(test)]
 mod world_tests;
 
@@ -469,7 +470,7 @@ fn sample_radiance(
         return values;
     }
     uncover(values, &has_ray, |k| {
-        direct::first_surface(scene, &rays[k], hits[k].as_ref()).is_some()
+        water::first_surface(scene, world, &rays[k], hits[k].as_ref()).is_some()
     })
 }
 

@@ -30,10 +30,11 @@
 
 use glam::Vec3;
 
-use super::direct::{first_surface, sun_disc};
+use super::direct::sun_disc;
 use super::light::{ray_offset, sun_probe_with, Probe, ProbeBatch};
 use super::sampler::SampleRng;
 use super::skymap::{emission, SkyMap};
+use super::water::{self, first_surface, FOAM_ALBEDO};
 use crate::ray::Ray;
 use crate::sampling::cosine_hemisphere;
 use crate::scene::Scene;
@@ -41,12 +42,13 @@ use crate::shade::water::{fresnel, mirror, refract, surface_offset, WATER_INDEX}
 use crate::world::Viewed;
 
 /// Random-number streams of a path's vertex `depth`: sun point, sky
-/// direction, bounce direction, roulette.
+/// direction, bounce direction, roulette, white water or not.
 const STREAM_PATH: u64 = 0x5B_00;
 const SUN: u64 = 0;
 const SKY: u64 = 1;
 const BOUNCE: u64 = 2;
 const ROULETTE: u64 = 3;
+const FOAM: u64 = 4;
 
 #[inline]
 fn stream(depth: u32, k: u64) -> u64 {
@@ -145,7 +147,7 @@ pub(super) fn trace_paths(
         next.clear();
         for ((path, hit), ray) in paths.iter().zip(&hits).zip(&batch) {
             if let (0, Some(covered)) = (path.depth, covered.as_deref_mut()) {
-                covered[path.sample] = first_surface(scene, ray, hit.as_ref()).is_some();
+                covered[path.sample] = first_surface(scene, world, ray, hit.as_ref()).is_some();
             }
             let rng = &cameras[path.sample].1;
             let out = &mut radiance[slot(path)];
@@ -199,7 +201,7 @@ fn step(
 ) {
     let sun = &scene.sun;
     let dir = ray.dir;
-    let Some((surface, on_water)) = first_surface(scene, ray, hit) else {
+    let Some((surface, on_water)) = first_surface(scene, world, ray, hit) else {
         // Out to the sky.
         if path.in_water {
             // No bottom below: the water body's own colour.
@@ -250,46 +252,30 @@ fn step(
     let depth = path.depth;
     let p = surface.point;
 
+    // White water is a diffuse white surface, chosen at random in its
+    // share of the water's surface.
+    let mut foam = false;
     if on_water {
-        // A smooth dielectric: the path splits into the mirror ray and
-        // the refracted ray, weighted by Fresnel (no random choice, so
-        // the water adds no noise of its own).
         let Some(water) = &scene.water else { return };
-        let n = water.normal_at(p.x, p.z);
-        let f = fresnel(-dir.dot(n), 1.0, WATER_INDEX);
-        let eps = surface_offset(p);
-        let refracted = refract(dir, n, 1.0 / WATER_INDEX);
-        let share = if refracted.is_some() { f } else { 1.0 };
-        next.push(Path {
-            origin: p + Vec3::Y * eps,
-            dir: mirror(dir, n),
-            beta: beta * share,
-            depth: depth + 1,
-            pdf: 0.0,
-            in_water: false,
-            ..*path
-        });
-        if let Some(t) = refracted {
-            next.push(Path {
-                origin: p - Vec3::Y * eps,
-                dir: t,
-                beta: beta * (1.0 - f),
-                depth: depth + 1,
-                pdf: 0.0,
-                in_water: true,
-                ..*path
-            });
+        let (n, white) = water::normal(water, &surface);
+        foam = white > 0.0 && rng.sobol(stream(depth, FOAM)).0 < white;
+        if !foam {
+            split_at_water(path, beta, dir, p, n, next);
+            return;
         }
-        return;
     }
 
     let (n, ng) = (surface.normal, surface.geometric_normal);
-    let (mut albedo, gloss) = world.look(&surface);
+    let (mut albedo, gloss) = if foam {
+        (Vec3::splat(FOAM_ALBEDO), None)
+    } else {
+        world.look(&surface)
+    };
     // Light reaching a point under the water comes through it.
     let mut under: Option<(f32, &crate::shade::Water)> = None;
-    if let Some(water) = &scene.water {
-        albedo *= water.wet_factor(p);
-        let depth = water.depth(p);
+    if let (Some(water), false) = (&scene.water, foam) {
+        albedo *= water::wet_factor(water, world, p);
+        let depth = water::depth(water, world, p);
         if depth > 0.0 {
             under = Some((depth, water));
         }
@@ -386,6 +372,38 @@ fn step(
 #[inline]
 fn survival(beta: Vec3) -> f32 {
     beta.max_element().sqrt().min(1.0)
+}
+
+/// The path's split at a smooth water surface with unit normal `n` at `p`:
+/// the mirror ray and the refracted ray, weighted by Fresnel (no random
+/// choice, so the water adds no noise of its own).
+#[inline]
+fn split_at_water(path: &Path, beta: Vec3, dir: Vec3, p: Vec3, n: Vec3, next: &mut Vec<Path>) {
+    let depth = path.depth;
+    let f = fresnel(-dir.dot(n), 1.0, WATER_INDEX);
+    let eps = surface_offset(p);
+    let refracted = refract(dir, n, 1.0 / WATER_INDEX);
+    let share = if refracted.is_some() { f } else { 1.0 };
+    next.push(Path {
+        origin: p + Vec3::Y * eps,
+        dir: mirror(dir, n),
+        beta: beta * share,
+        depth: depth + 1,
+        pdf: 0.0,
+        in_water: false,
+        ..*path
+    });
+    if let Some(t) = refracted {
+        next.push(Path {
+            origin: p - Vec3::Y * eps,
+            dir: t,
+            beta: beta * (1.0 - f),
+            depth: depth + 1,
+            pdf: 0.0,
+            in_water: true,
+            ..*path
+        });
+    }
 }
 
 /// Light the water body sends back where nothing below shows through:

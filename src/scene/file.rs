@@ -156,6 +156,9 @@ pub struct TerrainFile {
     /// away by d²/2R with distance d from the terrain's centre. Default
     /// none (flat). The Earth's is 6371000 metres.
     pub planet_radius: Option<f64>,
+    /// Lakes in the land's hollows and rivers carving their way down to
+    /// them and the sea. Default none.
+    pub rivers: Option<crate::terrain::file::RiversFile>,
 }
 
 /// `integrator`.

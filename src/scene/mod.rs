@@ -147,6 +147,8 @@ pub struct TerrainSettings {
     pub far_field: Option<crate::terrain::FarField>,
     /// The planet's radius (world units), if the land curves.
     pub planet_radius: Option<f64>,
+    /// Lakes and rivers, if any.
+    pub rivers: Option<crate::terrain::hydrology::Rivers>,
 }
 
 impl TerrainSettings {
@@ -161,6 +163,7 @@ impl TerrainSettings {
             post: self.post.clone(),
             far_field: self.far_field,
             planet_radius: self.planet_radius,
+            rivers: self.rivers,
         }
     }
 }

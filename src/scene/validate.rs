@@ -46,10 +46,22 @@ pub fn validate(raw: &SceneFile, files: &Files) -> Check<Scene> {
         height: terrain.height,
         planet_radius: terrain.planet_radius,
     };
-    let water = raw
-        .water
-        .as_ref()
-        .map(|w| w.check(shore, raw.seed))
+    // Rivers take the water's look, and run to its sea if it has one.
+    let rivers = raw.terrain.rivers.as_ref();
+    let water = match (&raw.water, rivers) {
+        (Some(w), _) => Some(w.check(shore, raw.seed, rivers)?),
+        (None, Some(_)) => Some(WaterFile::default().check(shore, raw.seed, rivers)?),
+        (None, None) => None,
+    };
+    let mut terrain = terrain;
+    terrain.rivers = rivers
+        .map(|r| {
+            let sea = water
+                .as_ref()
+                .filter(|w| w.is_sea())
+                .map(|w| w.level as f64);
+            r.check(terrain.size, terrain.resolution, terrain.height, sea)
+        })
         .transpose()?;
     let animation = raw
         .animation
@@ -173,5 +185,6 @@ fn validate_terrain(f: &TerrainFile, files: &Files, units: f64) -> Check<Terrain
         layers,
         smooth: f.normals == NormalsFile::Smooth,
         post,
+        rivers: None,
     })
 }

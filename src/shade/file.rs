@@ -145,6 +145,9 @@ pub struct MaskFile {
     pub curvature: Option<[f64; 2]>,
     /// Water flow, 0 (none) to 1 (main channels), each 0..=1.
     pub flow: Option<[f64; 2]>,
+    /// Moisture near lakes and rivers (`terrain.rivers`), 1 at the water
+    /// falling to 0 at its reach, each 0..=1; 0 everywhere without rivers.
+    pub moisture: Option<[f64; 2]>,
     /// Soft edge width, a fraction of each criterion's unit (height 1,
     /// slope 90°, aspect 180°, curvature 2, flow 1), 0..=1. Default 0.05.
     pub fuzz: f64,
@@ -164,6 +167,7 @@ impl Default for MaskFile {
             aspect_width: 60.0,
             curvature: None,
             flow: None,
+            moisture: None,
             fuzz: 0.05,
             noise: 0.0,
             noise_size: 10.0,
@@ -493,6 +497,10 @@ fn validate_layers(
                         .flow
                         .map(|v| range_pair(&format!("{at}.flow"), v, 0.0, 1.0))
                         .transpose()?,
+                    moisture: m
+                        .moisture
+                        .map(|v| range_pair(&format!("{at}.moisture"), v, 0.0, 1.0))
+                        .transpose()?,
                     fuzz: within(&format!("{at}.fuzz"), m.fuzz, 0.0, 1.0)? as f32,
                     noise: match within(&format!("{at}.noise"), m.noise, 0.0, 1.0)? {
                         0.0 => None,
@@ -629,19 +637,27 @@ pub struct Shore {
 impl WaterFile {
     /// The water over a terrain shaped as `terrain` says, its waves seeded
     /// from the scene's `seed`.
-    pub fn check(&self, terrain: Shore, seed: u64) -> Check<Water> {
+    /// With `rivers`, a water without a level (and not an island's) is
+    /// the rivers' and lakes' look only, with no sea.
+    pub fn check(
+        &self,
+        terrain: Shore,
+        seed: u64,
+        rivers: Option<&crate::terrain::file::RiversFile>,
+    ) -> Check<Water> {
         let w = self;
         let island = terrain.island;
-        let level = match w.level {
-            Some(level) => within("water.level", level, -1e7, 1e7)? as f32,
-            None if island => (0.01 * terrain.height) as f32,
-            None => {
-                return Err(Invalid::new(
+        let level =
+            match w.level {
+                Some(level) => within("water.level", level, -1e7, 1e7)? as f32,
+                None if island => (0.01 * terrain.height) as f32,
+                None if rivers.is_some() => f32::NEG_INFINITY,
+                None => return Err(Invalid::new(
                     "water",
-                    "needs a \"level\" (world units) unless the terrain is an island".to_string(),
-                ))
-            }
-        };
+                    "needs a \"level\" (world units) unless the terrain is an island or has rivers"
+                        .to_string(),
+                )),
+            };
         Ok(Water {
             level,
             color: color("water.color", w.color, 1.0)?,
@@ -662,6 +678,10 @@ impl WaterFile {
             },
             seed: crate::hash::hash3(seed, 0x3A7E, 0),
             planet_radius: terrain.planet_radius,
+            white_water: match rivers {
+                Some(r) => r.white_water()? as f32,
+                None => f32::INFINITY,
+            },
         })
     }
 }

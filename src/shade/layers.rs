@@ -74,6 +74,8 @@ pub struct Mask {
     pub curvature: Option<[f32; 2]>,
     /// Water flow, 0 (none) to 1 (the main channels).
     pub flow: Option<[f32; 2]>,
+    /// Moisture, 1 at lakes and rivers to 0 at their reach.
+    pub moisture: Option<[f32; 2]>,
     /// Width of the soft edges, a fraction of each criterion's unit
     /// (height 1, slope 90°, aspect 180°, curvature 2, flow 1).
     pub fuzz: f32,
@@ -95,6 +97,8 @@ pub struct Ground {
     pub curvature: f32,
     /// Flow, 0..1.
     pub flow: f32,
+    /// Moisture, 0..1.
+    pub moisture: f32,
 }
 
 /// Most layers a material may have.
@@ -239,6 +243,9 @@ impl Mask {
         if let Some(r) = self.flow {
             w *= window(g.flow + wobble, r, f, [0.0, 1.0]);
         }
+        if let Some(r) = self.moisture {
+            w *= window(g.moisture + wobble, r, f, [0.0, 1.0]);
+        }
         w
     }
 }
@@ -336,6 +343,7 @@ mod tests {
             height,
             curvature: 0.0,
             flow: 0.0,
+            moisture: 0.0,
         }
     }
 
@@ -547,6 +555,7 @@ mod gloss_tests {
             height: h,
             curvature: 0.0,
             flow: 0.0,
+            moisture: 0.0,
         };
         assert_eq!(layers.gloss(&at(0.2)), Some((1.0, 0.2)));
         let (share, r) = layers.gloss(&at(0.5)).unwrap();

@@ -40,6 +40,9 @@ pub struct Water {
     /// terrain's centre, as the land does, so the coast stays put and the
     /// sea's horizon dips.
     pub planet_radius: Option<f64>,
+    /// Slope of a river's surface (rise over run) from which it foams as
+    /// white water, fully at twice it; infinite without rivers.
+    pub white_water: f32,
 }
 
 /// Small waves: a sum of sine trains, as a perturbation of the normal only
@@ -52,15 +55,33 @@ pub struct Waves {
     pub scale: f32,
 }
 
+/// The largest share of a river's surface that is white water (the
+/// water shows between the foam).
+pub const MOST_FOAM: f32 = 0.6;
+
+/// Feature size of white water's patches across the flow, world units
+/// (four times it along).
+pub const FOAM_SIZE: f32 = 0.4;
+
 /// Albedo factor of fully wet ground (wet soil and rock reflect about
 /// half as much: water fills the pores and the surface turns specular).
 pub const WET_DARKENING: f32 = 0.55;
 
 impl Water {
+    /// Whether the water has a sea (a plane at its level); without one it
+    /// is the look of a scene's rivers and lakes only.
+    #[inline]
+    pub fn is_sea(&self) -> bool {
+        self.level > f32::NEG_INFINITY
+    }
+
     /// Ray parameter where a ray from `origin` along `dir` meets the
     /// surface from above, if it does within (0, t_max).
     #[inline]
     pub fn hit(&self, origin: Vec3, dir: Vec3, t_max: f32) -> Option<f32> {
+        if !self.is_sea() {
+            return None;
+        }
         let Some(radius) = self.planet_radius else {
             if origin.y <= self.level || dir.y >= 0.0 {
                 return None;
@@ -122,14 +143,84 @@ impl Water {
         Vec3::new(-g.x, 1.0, -g.y).normalize()
     }
 
+    /// Unit normal of a river's or lake's (waved) surface at world (x, z)
+    /// whose unsmoothed normal is `surface` (up, tilted as the water
+    /// falls): the surface's slope plus the waves', the waves running
+    /// with the flow (downhill, within ±30° of it) where the water falls
+    /// and every way where it lies flat.
+    #[inline]
+    pub fn normal_over(&self, x: f32, z: f32, surface: Vec3) -> Vec3 {
+        let up = surface.y.max(1e-3);
+        let tilt = Vec2::new(-surface.x / up, -surface.z / up);
+        let g = match self.waves {
+            None => return surface,
+            Some(w) => {
+                let fall = Vec2::new(surface.x, surface.z);
+                let flow = (fall.length() > 1e-4).then(|| fall.normalize());
+                self.trains_along(w, flow)
+                    .map(|(dir, k, phase, a)| {
+                        dir * (a * k * (k * dir.dot(Vec2::new(x, z)) + phase).cos())
+                    })
+                    .sum::<Vec2>()
+                    + tilt
+            }
+        };
+        Vec3::new(-g.x, 1.0, -g.y).normalize()
+    }
+
+    /// How much of a river's surface whose normal is `surface` is white
+    /// water: 0 below the `white_water` slope, [`MOST_FOAM`] from twice it,
+    /// smooth between.
+    #[inline]
+    pub fn foam(&self, surface: Vec3) -> f32 {
+        if !self.white_water.is_finite() {
+            return 0.0;
+        }
+        let slope = Vec2::new(surface.x, surface.z).length() / surface.y.max(1e-3);
+        let t = ((slope - self.white_water) / self.white_water).clamp(0.0, 1.0);
+        MOST_FOAM * t * t * (3.0 - 2.0 * t)
+    }
+
+    /// [`Water::foam`] at world `p`, broken into patches: value noise of
+    /// feature size [`FOAM_SIZE`] stretched along the fall, so that white
+    /// water streaks downstream.
+    #[inline]
+    pub fn foam_at(&self, p: Vec3, surface: Vec3) -> f32 {
+        let most = self.foam(surface);
+        if most <= 0.0 {
+            return 0.0;
+        }
+        let fall = Vec2::new(surface.x, surface.z).normalize_or_zero();
+        let (along, across) = (
+            fall.dot(Vec2::new(p.x, p.z)),
+            fall.perp_dot(Vec2::new(p.x, p.z)),
+        );
+        let q = Vec3::new(along / (4.0 * FOAM_SIZE), 0.0, across / FOAM_SIZE);
+        let (v, _) = crate::shade::layers::value_noise(q, self.seed ^ 0xF0A3);
+        most * (0.5 + v).clamp(0.0, 1.0)
+    }
+
     /// The wave trains: direction, wavenumber, phase and height of each
     /// (heights 0.72ᵏ of the first, summing to the amplitude; wavelengths
     /// 0.68ᵏ of `scale`; directions and phases from the seed).
     fn trains(&self, w: Waves) -> impl Iterator<Item = (Vec2, f32, f32, f32)> + '_ {
+        self.trains_along(w, None)
+    }
+
+    /// [`Water::trains`], their directions within ±30° of `flow` where
+    /// given.
+    fn trains_along(
+        &self,
+        w: Waves,
+        flow: Option<Vec2>,
+    ) -> impl Iterator<Item = (Vec2, f32, f32, f32)> + '_ {
         let total: f32 = (0..TRAINS).map(|k| 0.72f32.powi(k as i32)).sum();
         (0..TRAINS).map(move |k| {
             let u = |s: u64| crate::hash::unit_f32(self.seed, 0x3A7E + s, k as u64);
-            let angle = u(0) * std::f32::consts::TAU;
+            let angle = match flow {
+                None => u(0) * std::f32::consts::TAU,
+                Some(f) => f.y.atan2(f.x) + (u(0) - 0.5) * std::f32::consts::FRAC_PI_3,
+            };
             let wavelength = w.scale * 0.68f32.powi(k as i32);
             (
                 Vec2::new(angle.cos(), angle.sin()),
@@ -159,14 +250,20 @@ impl Water {
     /// smoothly to 0 at `shore` above it.
     #[inline]
     pub fn wetness(&self, p: Vec3) -> f32 {
-        let level = self.level_at(p.x, p.z);
-        if p.y <= level {
+        self.wetness_over(self.level_at(p.x, p.z), p.y)
+    }
+
+    /// How wet ground at height `y` is beside water at `level`: 1 at and
+    /// below it, falling smoothly to 0 at `shore` above it.
+    #[inline]
+    pub fn wetness_over(&self, level: f32, y: f32) -> f32 {
+        if y <= level {
             return 1.0;
         }
         if self.shore <= 0.0 {
             return 0.0;
         }
-        let t = ((p.y - level) / self.shore).min(1.0);
+        let t = ((y - level) / self.shore).min(1.0);
         1.0 - t * t * (3.0 - 2.0 * t)
     }
 
@@ -174,7 +271,13 @@ impl Water {
     /// [`WET_DARKENING`] when wet.
     #[inline]
     pub fn wet_factor(&self, p: Vec3) -> f32 {
-        1.0 - (1.0 - WET_DARKENING) * self.wetness(p)
+        self.wet_factor_of(self.wetness(p))
+    }
+
+    /// The albedo factor of ground of wetness `wet`, 0..=1.
+    #[inline]
+    pub fn wet_factor_of(&self, wet: f32) -> f32 {
+        1.0 - (1.0 - WET_DARKENING) * wet
     }
 
     /// How deep `p` lies under the surface (0 above it).
@@ -258,6 +361,7 @@ mod tests {
             shore: 0.5,
             seed: 1,
             planet_radius: None,
+            white_water: f32::INFINITY,
         }
     }
 

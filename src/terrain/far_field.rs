@@ -119,6 +119,8 @@ pub struct Land {
     pub tile: TerrainGrid,
     /// The rings, innermost first (none without a far field).
     pub rings: Vec<Ring>,
+    /// The tile's lakes and rivers, if the terrain has rivers.
+    pub waters: Option<super::hydrology::Waters>,
 }
 
 /// What the tile's generation did to its heights, for the rings to do

@@ -261,3 +261,129 @@ impl FarFieldFile {
         Ok(far)
     }
 }
+
+/// `terrain.rivers`: lakes in the land's hollows and rivers that carve
+/// their channels down to them and the sea (see
+/// [`crate::terrain::hydrology`]). The water's look (colour, clarity,
+/// waves, wet shore) is the `water` section's; without a `level` there
+/// it is a look only, with no sea.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct RiversFile {
+    /// Catchment at which water runs as a river: the fraction of the
+    /// tile's area that drains through a point, in (0, 1]. Default 0.01.
+    pub catchment: f64,
+    /// Width of a river's channel where it starts, world units, > 0; it
+    /// grows as the square root of the catchment. Default 3 grid cells.
+    pub width: Option<f64>,
+    /// Widest channel, world units, >= `width`. Default 4 × `width`.
+    pub max_width: Option<f64>,
+    /// Depth of the water where a river starts, world units, > 0; it grows
+    /// as the catchment to the power 0.4. Default 1 % of the terrain's
+    /// height.
+    pub depth: Option<f64>,
+    /// Width of the banks beside a channel, over which the land rises from
+    /// the water back to its own height, world units, >= 0. Default 2 ×
+    /// `width`.
+    pub banks: Option<f64>,
+    /// Fill the land's hollows with lakes at the level of their spill
+    /// points. Default true.
+    pub lakes: bool,
+    /// A hollow holds a lake where it is at least this deep, world units,
+    /// >= 0. Default 0.5 % of the terrain's height.
+    pub min_lake_depth: Option<f64>,
+    /// Distance from the water over which the land dries: the `moisture`
+    /// mask falls from 1 at the water to 0 here, and banks within it are
+    /// wet up to `water.shore` above the water, world units, > 0. Default
+    /// 4 × `width`.
+    pub reach: Option<f64>,
+    /// Slope of a river's surface (rise over run) from which it turns
+    /// to white water, at its whitest from twice it, > 0. Default 0.25.
+    pub white_water: f64,
+}
+
+impl Default for RiversFile {
+    fn default() -> Self {
+        RiversFile {
+            catchment: 0.01,
+            width: None,
+            max_width: None,
+            depth: None,
+            banks: None,
+            lakes: true,
+            min_lake_depth: None,
+            reach: None,
+            white_water: 0.25,
+        }
+    }
+}
+
+impl RiversFile {
+    /// The rivers over a tile of `size` world units and `resolution`
+    /// samples whose relief is `height`, with the sea at `sea_level` if
+    /// there is one.
+    pub fn check(
+        &self,
+        size: [f32; 2],
+        resolution: [usize; 2],
+        height: f64,
+        sea_level: Option<f64>,
+    ) -> Check<super::hydrology::Rivers> {
+        let p = "terrain.rivers";
+        let cell = (size[0] as f64 / (resolution[0] - 1) as f64)
+            .max(size[1] as f64 / (resolution[1] - 1) as f64);
+        let width = above(
+            &format!("{p}.width"),
+            self.width.unwrap_or(3.0 * cell),
+            0.0,
+            1e7,
+        )?;
+        let max_width = within(
+            &format!("{p}.max_width"),
+            self.max_width.unwrap_or(4.0 * width),
+            width,
+            1e7,
+        )?;
+        let relief = if height > 0.0 { height } else { 1.0 };
+        Ok(super::hydrology::Rivers {
+            catchment: above(&format!("{p}.catchment"), self.catchment, 0.0, 1.0)?,
+            width,
+            max_width,
+            depth: above(
+                &format!("{p}.depth"),
+                self.depth.unwrap_or(0.01 * relief),
+                0.0,
+                1e6,
+            )?,
+            banks: within(
+                &format!("{p}.banks"),
+                self.banks.unwrap_or(2.0 * width),
+                0.0,
+                1e7,
+            )?,
+            min_lake_depth: self
+                .lakes
+                .then(|| {
+                    within(
+                        &format!("{p}.min_lake_depth"),
+                        self.min_lake_depth.unwrap_or(0.005 * relief),
+                        0.0,
+                        1e6,
+                    )
+                })
+                .transpose()?,
+            sea_level,
+            reach: above(
+                &format!("{p}.reach"),
+                self.reach.unwrap_or(4.0 * width),
+                0.0,
+                1e7,
+            )?,
+        })
+    }
+
+    /// The white-water slope, checked.
+    pub fn white_water(&self) -> Check<f64> {
+        above("terrain.rivers.white_water", self.white_water, 0.0, 1e3)
+    }
+}

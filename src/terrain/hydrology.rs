@@ -328,7 +328,7 @@ pub fn run(heights: &mut Heightmap, size: [f32; 2], p: &Rivers) -> (Waters, Netw
     let sea = p.sea_level.map(|s| s as f32);
     let ground: Vec<f32> = heights.data().to_vec();
     let (low, high) = heights.range();
-    if !(high > low) {
+    if high <= low || high.is_nan() || low.is_nan() {
         // Flat land: water stands where it falls; no lakes, no rivers.
         let flood = Flood {
             filled: ground.clone(),
@@ -401,10 +401,13 @@ pub fn run(heights: &mut Heightmap, size: [f32; 2], p: &Rivers) -> (Waters, Netw
         surface[c] = surface[c].max(below);
     }
     // Channels: each river sample's disc, the ground the lowest cut and
-    // the water that of the nearest centre line.
+    // the water the mean of the surfaces of the river samples whose
+    // channel covers it, weighted by (1 − r/half-width)², so that it runs
+    // smoothly from sample to sample. The mean is at least the lowest of
+    // those surfaces, which is above the lowest cut.
     let mut carved = ground.clone();
-    let mut level = lake.clone();
-    let mut nearest_centre = vec![f32::INFINITY; n];
+    let mut sum = vec![0.0f64; n];
+    let mut weight = vec![0.0f64; n];
     for c in 0..n {
         let s = surface[c];
         if s.is_nan() {
@@ -439,21 +442,29 @@ pub fn run(heights: &mut Heightmap, size: [f32; 2], p: &Rivers) -> (Waters, Netw
                     g
                 };
                 carved[k] = carved[k].min(cut);
-                if r <= hw && r < nearest_centre[k] {
-                    nearest_centre[k] = r;
-                    level[k] = s;
+                if r < hw {
+                    let wt = (1.0 - (r / hw) as f64).powi(2);
+                    sum[k] += wt * s as f64;
+                    weight[k] += wt;
                 }
             }
         }
     }
     heights.data_mut().copy_from_slice(&carved);
-    // A river's water only where it stands over its bed (not at the very
-    // edge of the channel, where the depth is 0).
-    for k in 0..n {
-        if lake[k].is_nan() && level[k] <= carved[k] {
-            level[k] = f32::NAN;
-        }
-    }
+    // A river's water only where it stands over its bed.
+    let level: Vec<f32> = (0..n)
+        .map(|k| {
+            if !lake[k].is_nan() {
+                return lake[k];
+            }
+            let l = (sum[k] / weight[k]) as f32;
+            if weight[k] > 0.0 && l > carved[k] {
+                l
+            } else {
+                f32::NAN
+            }
+        })
+        .collect();
     let (nearest, moisture) = banks(&level, w, h, cell, p.reach as f32);
     let lake_samples = lake.iter().filter(|v| !v.is_nan()).count();
     let lake_count = count_lakes(&lake, w, h);
@@ -594,8 +605,9 @@ impl Waters {
     }
 
     /// Lowers every level by `f(x, z)` at its sample's world position (the
-    /// planet's curvature, applied to the land after the hydrology).
-    pub fn lower(&mut self, f: impl Fn(f32, f32) -> f32) {
+    /// planet's curvature, applied to the land after the hydrology), as
+    /// the land's samples are lowered.
+    pub fn lower(&mut self, f: impl Fn(f32, f32) -> f64) {
         let (w, h, size) = (self.width, self.height, self.size);
         for field in [&mut self.level, &mut self.nearest] {
             for (k, v) in field.iter_mut().enumerate() {
@@ -604,7 +616,7 @@ impl Waters {
                 }
                 let z = ((k / w) as f32 / (h - 1) as f32 - 0.5) * size[1];
                 let x = ((k % w) as f32 / (w - 1) as f32 - 0.5) * size[0];
-                *v -= f(x, z);
+                *v = (*v as f64 - f(x, z)) as f32;
             }
         }
     }

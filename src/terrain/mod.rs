@@ -64,6 +64,9 @@ pub struct Recipe {
     pub far_field: Option<FarField>,
     /// The planet's radius, world units, if the land curves away.
     pub planet_radius: Option<f64>,
+    /// Lakes and rivers, found on the tile after the post steps and
+    /// carved into it.
+    pub rivers: Option<hydrology::Rivers>,
 }
 
 impl Recipe {
@@ -78,6 +81,7 @@ impl Recipe {
             post: Vec::new(),
             far_field: None,
             planet_radius: None,
+            rivers: None,
         }
     }
 }
@@ -96,14 +100,20 @@ pub fn generate(r: &Recipe, seed: u64) -> Heightmap {
     generate_traced(r, seed).0
 }
 
-/// The recipe's land: the detail tile, its far-field rings and the
-/// planet's curvature. Without either the tile is [`generate`]'s.
+/// The recipe's land: the detail tile with its rivers carved and its
+/// lakes and rivers, its far-field rings and the planet's curvature.
+/// Without any of them the tile is [`generate`]'s.
 pub fn land(r: &Recipe, seed: u64) -> Land {
-    let (heights, trace) = generate_traced(r, seed);
-    let mut tile = TerrainGrid {
-        heights,
-        size: [r.size[0] as f32, r.size[1] as f32],
-    };
+    let (mut heights, trace) = generate_traced(r, seed);
+    let size = [r.size[0] as f32, r.size[1] as f32];
+    let mut waters = r
+        .rivers
+        .as_ref()
+        .map(|p| hydrology::run(&mut heights, size, p).0);
+    if let (Some(w), Some(radius)) = (&mut waters, r.planet_radius) {
+        w.lower(|x, z| far_field::drop((x as f64).hypot(z as f64), radius));
+    }
+    let mut tile = TerrainGrid { heights, size };
     let rings = match (&r.far_field, r.planet_radius) {
         (Some(far), radius) => far_field::rings(r, far, &trace, &mut tile, radius, seed),
         (None, Some(radius)) => {
@@ -112,7 +122,11 @@ pub fn land(r: &Recipe, seed: u64) -> Land {
         }
         (None, None) => Vec::new(),
     };
-    Land { tile, rings }
+    Land {
+        tile,
+        rings,
+        waters,
+    }
 }
 
 /// [`generate`], with what it did to the heights (for the far field).
