@@ -229,6 +229,12 @@ pub fn terrain(args: TerrainArgs) -> Result<ExitCode> {
     let land = scree::terrain::land(&scene.terrain.recipe(), scene.seed);
     let generate_time = start.elapsed();
     let grid = &land.tile;
+    let water_note = land.waters.as_ref().map_or(String::new(), |w| {
+        format!(
+            "; {} lakes ({} samples), {} river samples",
+            w.lakes, w.lake_samples, w.river_samples
+        )
+    });
     let (lo, hi) = grid.heights.range();
     if let Some(h) = &args.heightmap {
         let (img, _) = scree::terrain::import::to_png16(&grid.heights);
@@ -244,7 +250,7 @@ pub fn terrain(args: TerrainArgs) -> Result<ExitCode> {
     }
     if !args.quiet {
         say!(
-            "{}×{} terrain generated in {:.0} ms; heights {lo} to {hi} (import with \"height\": {})",
+            "{}×{} terrain generated in {:.0} ms; heights {lo} to {hi} (import with \"height\": {}){water_note}",
             grid.heights.width,
             grid.heights.height,
             generate_time.as_secs_f64() * 1e3,

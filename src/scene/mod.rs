@@ -52,6 +52,11 @@ pub const BYTES_PER_COMPACT_SAMPLE: u64 = 7;
 pub const BYTES_PER_TRIANGLE: u64 = 160;
 /// Estimated bytes per rock instance: transforms, top-level node and box.
 pub const BYTES_PER_INSTANCE: u64 = 256;
+/// Estimated peak bytes per tile sample of the hydrology
+/// (`terrain.rivers`): the flood's filled surface, order and drainage,
+/// the catchments, lakes and rivers, the carved heights and the water's
+/// fields beside the heights.
+pub const BYTES_PER_HYDROLOGY_SAMPLE: u64 = 72;
 /// Bytes per image pixel: the linear framebuffer plus the encoded image.
 pub const BYTES_PER_PIXEL: u64 = 24;
 
@@ -245,7 +250,13 @@ impl Scene {
         } else {
             samples * BYTES_PER_TERRAIN_SAMPLE
         };
-        tile + rings * BYTES_PER_TERRAIN_SAMPLE
+        let rivers = if self.terrain.rivers.is_some() {
+            samples * BYTES_PER_HYDROLOGY_SAMPLE
+        } else {
+            0
+        };
+        tile + rivers
+            + rings * BYTES_PER_TERRAIN_SAMPLE
             + rock_tris * BYTES_PER_TRIANGLE
             + instances * BYTES_PER_INSTANCE
             + self.image.width as u64 * self.image.height as u64 * BYTES_PER_PIXEL

@@ -380,3 +380,36 @@ fn far_field_and_dem_mistakes_are_named() {
     );
     assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
 }
+
+/// Rivers: a catchment of 0 (every sample a river), a widest channel
+/// narrower than the first and banks below 0 name the field; a water
+/// without a level is refused without rivers and is their look with them.
+#[test]
+fn bad_rivers_name_the_field() {
+    let rivers = |body: &str| {
+        format!("{{\n  {CAMERA},\n  \"terrain\": {{ \"rivers\": {{\n    {body}\n  }} }}\n}}")
+    };
+    rejects(
+        &rivers("\"catchment\": 0"),
+        &["terrain.rivers.catchment (line 4", "got 0"],
+    );
+    rejects(
+        &rivers("\"width\": 4, \"max_width\": 2"),
+        &["terrain.rivers.max_width", "between 4 and"],
+    );
+    rejects(
+        &rivers("\"banks\": -1"),
+        &["terrain.rivers.banks", "got -1"],
+    );
+    rejects(
+        &rivers("\"white_water\": 0"),
+        &["terrain.rivers.white_water", "got 0"],
+    );
+    rejects(&rivers("\"lake\": true"), &["did you mean `lakes`?"]);
+    let look_only = format!(
+        "{{ {CAMERA}, \"image\": {{ \"width\": 8, \"height\": 8 }}, \"terrain\": {{ \"resolution\": [33, 33], \"rivers\": {{}} }}, \"water\": {{ \"clarity\": 2 }} }}"
+    );
+    let (dir, scene) = scene_dir("ok.json", &look_only);
+    let out = run_in(dir.path(), &["check", scene.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+}

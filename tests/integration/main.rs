@@ -13,6 +13,7 @@ mod light;
 mod preview;
 mod projections;
 mod references;
+mod rivers;
 mod rocks;
 mod schema;
 mod support;
