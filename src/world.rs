@@ -765,14 +765,20 @@ impl World {
 
     /// Where `ray` meets the surface of the land's lakes and rivers from
     /// above within (0, t_max): the ray parameter and the surface's unit
-    /// normal (up, tilted as the water falls). None where it meets nothing
-    /// or first meets the surface from below.
+    /// normal, up and tilted as the water's level falls there
+    /// ([`terrain::hydrology::Waters::gradient_at`]: smooth, and blind to
+    /// the mesh's dip under the banks). None where it meets nothing or
+    /// first meets the surface from below.
     #[inline]
     pub fn water_hit(&self, ray: &Ray, t_max: f32) -> Option<(f32, Vec3)> {
         let s = self.streams.as_ref()?;
         let hit = s.bvh.intersect(ray, t_max)?;
-        let n = s.mesh.face_normal(hit.triangle as usize);
-        (n.dot(ray.dir) < 0.0 && hit.t < t_max).then_some((hit.t, n))
+        if s.mesh.face_normal(hit.triangle as usize).dot(ray.dir) >= 0.0 || hit.t >= t_max {
+            return None;
+        }
+        let p = ray.at(hit.t);
+        let g = s.waters.gradient_at(p.x, p.z);
+        Some((hit.t, Vec3::new(-g.x, 1.0, -g.y).normalize()))
     }
 
     /// The height of the terrain's surface at world (x, z), where the

@@ -46,6 +46,10 @@ pub const OUTLET: u32 = u32::MAX;
 /// it runs on.
 pub const FREEBOARD: f32 = 0.2;
 
+/// The water's mesh dips this fraction of a river's first depth below the
+/// water at its dry corners ([`Waters::skirt`]).
+pub const SKIRT: f32 = 0.5;
+
 /// Exponents of width and depth in the discharge (Leopold and Maddock
 /// 1953).
 pub const WIDTH_EXPONENT: f64 = 0.5;
@@ -300,6 +304,10 @@ pub struct Waters {
     pub lake_samples: usize,
     /// Number of lakes.
     pub lakes: usize,
+    /// How far below the lowest of its wet neighbours a dry corner of the
+    /// water's mesh lies, world units: the surface dips under the banks,
+    /// so the land, not the grid, draws the shoreline.
+    pub skirt: f32,
 }
 
 /// What [`run`] measured and made, besides the carved heights.
@@ -478,6 +486,7 @@ pub fn run(heights: &mut Heightmap, size: [f32; 2], p: &Rivers) -> (Waters, Netw
         river_samples: rivers,
         lake_samples,
         lakes: lake_count,
+        skirt: SKIRT * p.depth as f32,
     };
     let network = Network {
         flood,
@@ -668,6 +677,29 @@ impl Waters {
         self.lookup(&self.level, x, z)
     }
 
+    /// The gradient of the water's level at world (x, z): central
+    /// differences a grid cell apart over [`Waters::level_at`] (which
+    /// reads wet samples only), one-sided where one side is dry, 0 where
+    /// both are.
+    #[inline]
+    pub fn gradient_at(&self, x: f32, z: f32) -> glam::Vec2 {
+        let (dx, dz) = (
+            self.size[0] / (self.width - 1) as f32,
+            self.size[1] / (self.height - 1) as f32,
+        );
+        let here = self.level_at(x, z);
+        let slope = |lo: f32, hi: f32, step: f32| match (lo.is_nan(), hi.is_nan()) {
+            (false, false) => (hi - lo) / (2.0 * step),
+            (true, false) if !here.is_nan() => (hi - here) / step,
+            (false, true) if !here.is_nan() => (here - lo) / step,
+            _ => 0.0,
+        };
+        glam::Vec2::new(
+            slope(self.level_at(x - dx, z), self.level_at(x + dx, z), dx),
+            slope(self.level_at(x, z - dz), self.level_at(x, z + dz), dz),
+        )
+    }
+
     /// How deep `p` lies under the water over it (0 where dry or above).
     #[inline]
     pub fn depth(&self, p: glam::Vec3) -> f32 {
@@ -697,9 +729,9 @@ impl Waters {
     }
 
     /// The water's surface as triangles: two per grid cell with water at
-    /// any corner, dry corners at the mean level of their wet neighbours
-    /// (so the surface runs on under the banks and the land cuts the
-    /// shoreline), counter-clockwise seen from above.
+    /// any corner, dry corners [`Waters::skirt`] below the lowest level of
+    /// their wet neighbours (so the surface runs on under the banks and
+    /// the land cuts the shoreline), counter-clockwise seen from above.
     pub fn mesh(&self) -> crate::mesh::TriangleMesh {
         let (w, h) = (self.width, self.height);
         let mut index = vec![OUTLET; w * h];
@@ -714,14 +746,11 @@ impl Waters {
             let y = if wet(k) {
                 self.level[k]
             } else {
-                let (mut sum, mut count) = (0.0f64, 0u32);
-                for (m, _, _) in neighbours(i, j, w, h) {
-                    if wet(m) {
-                        sum += self.level[m] as f64;
-                        count += 1;
-                    }
-                }
-                (sum / count.max(1) as f64) as f32
+                let lowest = neighbours(i, j, w, h)
+                    .filter(|&(m, _, _)| wet(m))
+                    .map(|(m, _, _)| self.level[m])
+                    .fold(f32::INFINITY, f32::min);
+                lowest - self.skirt
             };
             let x = (j as f32 / (w - 1) as f32 - 0.5) * self.size[0];
             let z = (i as f32 / (h - 1) as f32 - 0.5) * self.size[1];
