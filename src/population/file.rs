@@ -107,6 +107,7 @@ pub fn validate_population(path: &str, p: &PopulationFile, files: &Files) -> Che
         align_to_ground: align as f32,
         height,
         slope,
+        moisture: p.where_.check_moisture(path)?,
         seed: p.seed,
         color,
     })

@@ -31,6 +31,8 @@ pub struct Population {
     pub height: [f32; 2],
     /// Slopes allowed, degrees from horizontal.
     pub slope: [f32; 2],
+    /// Moisture allowed (near lakes and rivers), if limited.
+    pub moisture: Option<[f32; 2]>,
     /// Seed of the placement.
     pub seed: u64,
     /// Linear RGB albedo.
@@ -45,7 +47,19 @@ const ATTEMPTS: u64 = 16;
 /// object-to-world transform. A pure function of the population and the
 /// terrain.
 pub fn place(p: &Population, grid: &TerrainGrid) -> Vec<Affine3A> {
-    let mask = grid.mask(p.height, p.slope);
+    place_by(p, grid, None)
+}
+
+/// [`place`] over land with lakes and rivers: never where water stands,
+/// within the population's moisture window.
+pub fn place_by(
+    p: &Population,
+    grid: &TerrainGrid,
+    waters: Option<&crate::terrain::hydrology::Waters>,
+) -> Vec<Affine3A> {
+    let mask = grid
+        .mask(p.height, p.slope)
+        .near_water(waters, p.moisture, true);
     let mut out = Vec::with_capacity(p.count as usize);
     for i in 0..p.count as u64 {
         for attempt in 0..ATTEMPTS {
@@ -89,9 +103,62 @@ mod tests {
             align_to_ground: align,
             height,
             slope,
+            moisture: None,
             seed: 4,
             color: Vec3::ONE,
         }
+    }
+
+    /// Near lakes and rivers: no instance stands where water does, and
+    /// each stands within the moisture window; without the window the
+    /// dry ground still takes them all.
+    #[test]
+    fn instances_keep_out_of_the_water_and_to_their_moisture() {
+        let g = grid();
+        let (w, h) = (g.heights.width, g.heights.height);
+        // Water over the western third; moisture falling eastward from 1
+        // to 0 over the grid.
+        let level: Vec<f32> = (0..w * h)
+            .map(|k| {
+                if k % w < w / 3 {
+                    g.heights.data()[k] + 1.0
+                } else {
+                    f32::NAN
+                }
+            })
+            .collect();
+        let moisture: Vec<f32> = (0..w * h)
+            .map(|k| 1.0 - (k % w) as f32 / (w - 1) as f32)
+            .collect();
+        let waters = crate::terrain::hydrology::Waters {
+            width: w,
+            height: h,
+            size: g.size,
+            level,
+            moisture,
+            ..Default::default()
+        };
+        let all = place_by(&bush([0.0, 1.0], [0.0, 90.0], 0.0), &g, Some(&waters));
+        assert_eq!(all.len(), 300, "the dry two thirds take them all");
+        let window = Population {
+            moisture: Some([0.4, 0.5]),
+            ..bush([0.0, 1.0], [0.0, 90.0], 0.0)
+        };
+        let some = place_by(&window, &g, Some(&waters));
+        assert!(some.len() > 50, "{}", some.len());
+        for places in [&all, &some] {
+            for m in places.iter() {
+                let p = m.translation;
+                assert!(!(waters.level_at(p.x, p.z) > p.y), "in the water at {p}");
+            }
+        }
+        for m in &some {
+            let p = m.translation;
+            let moist = waters.moisture_at(p.x, p.z);
+            assert!((0.4..=0.5).contains(&moist), "{moist} at {p}");
+        }
+        // Without waters the moisture is 0: a window above 0 takes nothing.
+        assert!(place(&window, &g).is_empty());
     }
 
     /// Every instance stands on the ground, within the masks and the

@@ -307,6 +307,10 @@ pub struct WhereFile {
     pub height: [f64; 2],
     /// Slopes allowed, degrees from horizontal. Default [0, 90].
     pub slope: [f64; 2],
+    /// Moisture allowed, each 0..=1: 1 at lakes and rivers
+    /// (`terrain.rivers`), falling to 0 at their reach; 0 everywhere
+    /// without rivers. Default any.
+    pub moisture: Option<[f64; 2]>,
 }
 
 impl Default for WhereFile {
@@ -314,7 +318,17 @@ impl Default for WhereFile {
         WhereFile {
             height: [0.0, 1.0],
             slope: [0.0, 90.0],
+            moisture: None,
         }
+    }
+}
+
+impl WhereFile {
+    /// The moisture window, checked; errors name `path.where.moisture`.
+    pub fn check_moisture(&self, path: &str) -> Check<Option<[f32; 2]>> {
+        self.moisture
+            .map(|m| range_pair(&format!("{path}.where.moisture"), m, 0.0, 1.0))
+            .transpose()
     }
 }
 
@@ -562,6 +576,7 @@ pub fn validate_scatter(
             margin,
             height: range_pair(&format!("{p}.where.height"), s.where_.height, 0.0, 1.0)?,
             slope: range_pair(&format!("{p}.where.slope"), s.where_.slope, 0.0, 90.0)?,
+            moisture: s.where_.check_moisture(p)?,
         },
         tessellation,
         variants,

@@ -40,6 +40,8 @@ pub struct ScatterParams {
     pub height: [f32; 2],
     /// Slopes allowed, degrees from horizontal.
     pub slope: [f32; 2],
+    /// Moisture allowed (near lakes and rivers), if limited.
+    pub moisture: Option<[f32; 2]>,
 }
 
 const ATTEMPTS: u32 = 32;
@@ -63,8 +65,20 @@ pub fn variant_of(seed: u64, k: usize, variants: u32) -> usize {
 
 /// The placements of the scattered rocks, in order.
 pub fn scatter(p: &ScatterParams, terrain: &TerrainGrid) -> Vec<Placement> {
+    scatter_by(p, terrain, None)
+}
+
+/// [`scatter`] over land with lakes and rivers, whose moisture the mask
+/// reads (rocks may lie in the water).
+pub fn scatter_by(
+    p: &ScatterParams,
+    terrain: &TerrainGrid,
+    waters: Option<&crate::terrain::hydrology::Waters>,
+) -> Vec<Placement> {
     let mut placed: Vec<(Placement, f32)> = Vec::with_capacity(p.count as usize);
-    let mask = terrain.mask(p.height, p.slope);
+    let mask = terrain
+        .mask(p.height, p.slope)
+        .near_water(waters, p.moisture, false);
     // Rocks by square cells of (x, z) as wide as the most two bounds can
     // reach: one that meets a new rock is in its cell or a neighbour.
     let cell = (2.0 * p.radius[1] * (1.0 + p.margin)).max(f32::MIN_POSITIVE);

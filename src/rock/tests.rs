@@ -265,6 +265,7 @@ fn scattered_rocks_rest_on_the_terrain_and_do_not_overlap() {
         margin: 0.1,
         height: [0.0, 1.0],
         slope: [0.0, 90.0],
+        moisture: None,
     };
     let rocks = scatter::scatter(&p, &grid);
     assert!(rocks.len() > 100, "{} placed", rocks.len());
@@ -522,6 +523,7 @@ fn scattered_rocks_keep_to_their_masks() {
         margin: 0.0,
         height: [0.0, 0.4],
         slope: [20.0, 90.0],
+        moisture: None,
     };
     let rocks = scatter::scatter(&p, &grid);
     assert!(rocks.len() > 20, "{}", rocks.len());

@@ -113,6 +113,9 @@ impl TerrainGrid {
             relief: (hi - lo).max(1e-6),
             height,
             slope,
+            waters: None,
+            moisture: None,
+            dry: false,
         }
     }
 
@@ -196,21 +199,49 @@ pub struct GroundMask<'a> {
     relief: f32,
     height: [f32; 2],
     slope: [f32; 2],
+    waters: Option<&'a super::hydrology::Waters>,
+    moisture: Option<[f32; 2]>,
+    dry: bool,
 }
 
-impl GroundMask<'_> {
+impl<'a> GroundMask<'a> {
+    /// The mask, also limited to `moisture` (by `waters`, 0 everywhere
+    /// without them) and, if `dry`, to ground no water stands on.
+    pub fn near_water(
+        self,
+        waters: Option<&'a super::hydrology::Waters>,
+        moisture: Option<[f32; 2]>,
+        dry: bool,
+    ) -> GroundMask<'a> {
+        GroundMask {
+            waters,
+            moisture,
+            dry: dry && waters.is_some(),
+            ..self
+        }
+    }
+
     /// Whether the mask lets nothing out (the full ranges).
     pub fn is_open(&self) -> bool {
-        self.height == [0.0, 1.0] && self.slope == [0.0, 90.0]
+        self.height == [0.0, 1.0]
+            && self.slope == [0.0, 90.0]
+            && self.moisture.is_none()
+            && !self.dry
     }
 
     /// Whether the ground at (x, z), of normal `n` there, lies within the
     /// mask.
     pub fn allows(&self, x: f32, z: f32, n: Vec3) -> bool {
-        let fraction = (self.grid.height_at(x, z) - self.lo) / self.relief;
+        let ground = self.grid.height_at(x, z);
+        let fraction = (ground - self.lo) / self.relief;
         let slope = n.y.clamp(-1.0, 1.0).acos().to_degrees();
         let inside = |v: f32, [a, b]: [f32; 2]| v >= a && v <= b;
-        inside(fraction, self.height) && inside(slope, self.slope)
+        let moist = self.waters.map_or(0.0, |w| w.moisture_at(x, z));
+        let wet = self.dry && self.waters.is_some_and(|w| w.level_at(x, z) > ground);
+        inside(fraction, self.height)
+            && inside(slope, self.slope)
+            && self.moisture.is_none_or(|m| inside(moist, m))
+            && !wet
     }
 }
 

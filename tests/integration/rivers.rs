@@ -75,3 +75,27 @@ fn the_exported_terrain_is_carved() {
     assert!(note.contains("river samples"), "{note}");
     assert_ne!(plain, carved);
 }
+
+/// The shipped river scenes (small) are the same bytes on one thread and
+/// on two.
+#[test]
+fn river_scenes_are_the_same_on_one_and_two_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["river-valley", "tennessee-rivers"] {
+        let scene = root().join("scenes").join(format!("{name}.json"));
+        let mut pixels = Vec::new();
+        for threads in ["1", "2"] {
+            let out = dir.path().join(format!("{name}-{threads}.png"));
+            let run = scree()
+                .arg("render")
+                .arg(&scene)
+                .args(["--width", "240", "--threads", threads, "-q", "-o"])
+                .arg(&out)
+                .output()
+                .unwrap();
+            assert!(run.status.success(), "{run:?}");
+            pixels.push(image::open(&out).unwrap().to_rgba8().into_raw());
+        }
+        assert!(pixels[0] == pixels[1], "{name}");
+    }
+}
