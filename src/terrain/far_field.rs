@@ -351,6 +351,8 @@ impl<'a> Source<'a> {
             }
             // Every hill lies inside the tile: outside it is the floor.
             Generator::Hills(p) => vec![p.floor; n * zs.len()],
+            // The tile's edge is the base level, 0.
+            Generator::Uplift(_) => vec![0.0; n * zs.len()],
             Generator::DiamondSquare(p) => {
                 let wrap = p.wrap;
                 over(xs, zs, |x, z| self.tiled(x, z, wrap))

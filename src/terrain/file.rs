@@ -70,6 +70,8 @@ pub enum GeneratorFile {
     Noise(crate::terrain::Noise),
     /// An imported grayscale PNG (see [`crate::terrain::import`]).
     Heightmap(super::import::HeightmapFile),
+    /// Tectonic uplift against fluvial erosion (see [`crate::terrain::uplift`]).
+    Uplift(super::uplift::Uplift),
 }
 
 impl Default for GeneratorFile {
@@ -89,6 +91,19 @@ fn validate_hills(p: &Hills) -> Check<Hills> {
         count(&format!("{g}.reset[0]"), a, 1, p.iterations)?;
         count(&format!("{g}.reset[1]"), b, a, p.iterations)?;
     }
+    Ok(p.clone())
+}
+
+fn validate_uplift(p: &super::uplift::Uplift) -> Check<super::uplift::Uplift> {
+    let g = "terrain.generator";
+    count(&format!("{g}.iterations"), p.iterations, 1, 10_000)?;
+    above(&format!("{g}.dt"), p.dt, 0.0, 1e6)?;
+    let lo = within(&format!("{g}.uplift[0]"), p.uplift[0], 0.0, 1.0)?;
+    within(&format!("{g}.uplift[1]"), p.uplift[1], lo, 1.0)?;
+    above(&format!("{g}.uplift_size"), p.uplift_size, 0.0, 4.0)?;
+    above(&format!("{g}.k"), p.k, 0.0, 1.0)?;
+    within(&format!("{g}.m"), p.m, 0.0, 2.0)?;
+    within(&format!("{g}.n"), p.n, 1.0, 4.0)?;
     Ok(p.clone())
 }
 
@@ -209,6 +224,7 @@ impl GeneratorFile {
             }
             GeneratorFile::Hills(p) => (Generator::Hills(validate_hills(p)?), None),
             GeneratorFile::Noise(p) => (Generator::Noise(validate_noise(p)?), None),
+            GeneratorFile::Uplift(p) => (Generator::Uplift(validate_uplift(p)?), None),
             GeneratorFile::Heightmap(p) => {
                 if p.path.is_empty() {
                     return Err(Invalid::new(

@@ -16,6 +16,7 @@ pub mod import;
 pub mod mesh;
 pub mod noise;
 pub mod post;
+pub mod uplift;
 
 use std::sync::Arc;
 
@@ -43,6 +44,8 @@ pub enum Generator {
     Noise(Noise),
     /// An imported grayscale image, values in [0, 1].
     Heightmap(Arc<import::Imported>),
+    /// Tectonic uplift against fluvial erosion.
+    Uplift(uplift::Uplift),
 }
 
 /// Everything that decides a terrain's heights.
@@ -163,6 +166,7 @@ fn run<T: heightmap::Sample>(r: &Recipe, seed: u64) -> (Heightmap, far_field::Tr
         Generator::DiamondSquare(p) => diamond_square::generate(p, w, h, seed),
         Generator::FaultLine(p) => T::from_f64s(fault_line::generate(p, w, h, seed)),
         Generator::Hills(p) => T::from_f64s(hills::generate(p, w, h, seed)),
+        Generator::Uplift(p) => T::from_f64s(uplift::generate(p, w, h, seed)),
         Generator::Noise(p) => {
             let (data, island) = noise::generate_ranged(p, w, h, r.size, seed);
             trace.island_from = island;
@@ -254,6 +258,16 @@ mod tests {
                 .sum::<f64>()
         };
         assert!(tv(Dropoff::Constant) < tv(Dropoff::Quadratic));
+    }
+
+    #[test]
+    fn uplift_fingerprint() {
+        let p = uplift::Uplift {
+            iterations: 20,
+            ..uplift::Uplift::default()
+        };
+        let h = gen(&Generator::Uplift(p), 65, 49, 20.0, 7);
+        assert_eq!(h.fingerprint(), 6254673330407702963, "uplift fingerprint");
     }
 
     #[test]
