@@ -1000,6 +1000,29 @@ mod tests {
         assert_eq!(one, two);
     }
 
+    /// Heights that are not numbers (a DEM's holes, where the import
+    /// left any) are outlets: water drains into them, every sample still
+    /// reaches an outlet, and the run gives finite water.
+    #[test]
+    fn holes_in_the_heights_are_outlets() {
+        let (w, h) = (33, 33);
+        let mut v = rough(w, h, 5);
+        let hole = 16 * w + 16;
+        v[hole] = f32::NAN;
+        let f = flood(&v, w, h, [1.0, 1.0], None);
+        assert_eq!(f.down[hole], OUTLET);
+        let count = accumulate(&f);
+        let outlets: u64 = (0..w * h)
+            .filter(|&k| f.down[k] == OUTLET)
+            .map(|k| count[k] as u64)
+            .sum();
+        assert_eq!(outlets, (w * h) as u64);
+        let mut m = heightmap(&v, w, h);
+        let (waters, _) = run(&mut m, [32.0, 32.0], &params());
+        assert!(waters.level.iter().all(|l| l.is_nan() || l.is_finite()));
+        assert!(waters.moisture.iter().all(|m| m.is_finite()));
+    }
+
     /// Flat land holds no lake and no river; a threshold that catches
     /// every sample still leaves the water under the land's height.
     #[test]
