@@ -93,21 +93,7 @@ impl TerrainGrid {
             let k = k as usize;
             let (i, j) = (k / w, k % w);
             let mut best: Option<(f32, usize)> = None;
-            for (di, dj) in [
-                (-1, -1),
-                (-1, 0),
-                (-1, 1),
-                (0, -1),
-                (0, 1),
-                (1, -1),
-                (1, 0),
-                (1, 1),
-            ] {
-                let (ni, nj) = (i as isize + di, j as isize + dj);
-                if ni < 0 || nj < 0 || ni >= h as isize || nj >= w as isize {
-                    continue;
-                }
-                let n = ni as usize * w + nj as usize;
+            for (n, di, dj) in super::hydrology::neighbours(i, j, w, h) {
                 let dist = ((di as f32 * dz).powi(2) + (dj as f32 * dx).powi(2)).sqrt();
                 let drop = (data[k] - data[n]) / dist;
                 if drop > 0.0 && best.is_none_or(|(d, _)| drop > d) {

@@ -108,7 +108,7 @@ fn key(v: f32) -> u32 {
     }
 }
 
-/// The eight neighbours of (i, j): offsets and whether diagonal.
+/// The offsets [rows, columns] of a sample's eight neighbours.
 const NEIGHBOURS: [(isize, isize); 8] = [
     (-1, -1),
     (-1, 0),
@@ -123,7 +123,7 @@ const NEIGHBOURS: [(isize, isize); 8] = [
 /// The neighbours of sample (i, j) on a `w` × `h` grid that lie on it:
 /// index and offset [rows, columns].
 #[inline]
-fn neighbours(
+pub(crate) fn neighbours(
     i: usize,
     j: usize,
     w: usize,
