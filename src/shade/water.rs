@@ -204,23 +204,10 @@ impl Water {
     /// (heights 0.72ᵏ of the first, summing to the amplitude; wavelengths
     /// 0.68ᵏ of `scale`; directions and phases from the seed).
     fn trains(&self, w: Waves) -> impl Iterator<Item = (Vec2, f32, f32, f32)> + '_ {
-        self.trains_along(w, None)
-    }
-
-    /// [`Water::trains`], their directions within ±30° of `flow` where
-    /// given.
-    fn trains_along(
-        &self,
-        w: Waves,
-        flow: Option<Vec2>,
-    ) -> impl Iterator<Item = (Vec2, f32, f32, f32)> + '_ {
         let total: f32 = (0..TRAINS).map(|k| 0.72f32.powi(k as i32)).sum();
         (0..TRAINS).map(move |k| {
             let u = |s: u64| crate::hash::unit_f32(self.seed, 0x3A7E + s, k as u64);
-            let angle = match flow {
-                None => u(0) * std::f32::consts::TAU,
-                Some(f) => f.y.atan2(f.x) + (u(0) - 0.5) * std::f32::consts::FRAC_PI_3,
-            };
+            let angle = u(0) * std::f32::consts::TAU;
             let wavelength = w.scale * 0.68f32.powi(k as i32);
             (
                 Vec2::new(angle.cos(), angle.sin()),
@@ -229,6 +216,31 @@ impl Water {
                 w.amplitude * 0.72f32.powi(k as i32) / total,
             )
         })
+    }
+
+    /// [`Water::trains`] turned toward `flow` where given: each train's
+    /// direction within ±30° of it (the same random number that gives
+    /// its direction on still water).
+    fn trains_along(
+        &self,
+        w: Waves,
+        flow: Option<Vec2>,
+    ) -> impl Iterator<Item = (Vec2, f32, f32, f32)> + '_ {
+        self.trains(w)
+            .enumerate()
+            .map(move |(k, (dir, wavenumber, phase, height))| {
+                let Some(f) = flow else {
+                    return (dir, wavenumber, phase, height);
+                };
+                let u = crate::hash::unit_f32(self.seed, 0x3A7E, k as u64);
+                let angle = f.y.atan2(f.x) + (u - 0.5) * std::f32::consts::FRAC_PI_3;
+                (
+                    Vec2::new(angle.cos(), angle.sin()),
+                    wavenumber,
+                    phase,
+                    height,
+                )
+            })
     }
 
     /// Gradient of the wave height at `p`.
