@@ -19,7 +19,8 @@
 //! - **Rivers.** A sample whose catchment (the area that drains through
 //!   it) is at least `catchment` of the tile carries a river. Its width and
 //!   depth grow with its discharge Q ∝ catchment as Leopold and Maddock's
-//!   hydraulic geometry has it: width ∝ Q^0.5, depth ∝ Q^0.4. Its surface
+//!   hydraulic geometry has it: width ∝ Q^0.5, depth ∝ Q^0.4 (the width
+//!   narrowed near the source, [`source_taper`]). Its surface
 //!   lies a fifth of its depth under the ground it runs on and never
 //!   rises downstream: it is raised where needed to the surface of what it
 //!   runs into (river, lake or sea).
@@ -45,6 +46,16 @@ pub const OUTLET: u32 = u32::MAX;
 /// Fraction of a river's depth by which its surface lies under the land
 /// it runs on.
 pub const FREEBOARD: f32 = 0.2;
+
+/// A river's width near its source, as a share of the hydraulic
+/// geometry's: a third where it starts (q = 1, q its catchment over the
+/// threshold), growing linearly to all of it where the catchment has
+/// doubled, so that a river rises as a stream rather than a pool.
+/// Increasing in q, so widths never shrink downstream.
+#[inline]
+pub fn source_taper(q: f64) -> f64 {
+    (1.0 / 3.0 + 2.0 / 3.0 * (q - 1.0)).clamp(1.0 / 3.0, 1.0)
+}
 
 /// The water's mesh dips this fraction of a river's first depth below the
 /// water at its dry corners ([`Waters::skirt`]).
@@ -378,7 +389,7 @@ pub fn run(heights: &mut Heightmap, size: [f32; 2], p: &Rivers) -> (Waters, Netw
             continue;
         }
         let q = count[k] as f64 / threshold;
-        let width = (p.width * q.powf(WIDTH_EXPONENT)).min(p.max_width);
+        let width = (p.width * q.powf(WIDTH_EXPONENT) * source_taper(q)).min(p.max_width);
         let d = p.depth * q.powf(DEPTH_EXPONENT);
         half[k] = (0.5 * width) as f32;
         depth[k] = d as f32;
@@ -972,6 +983,22 @@ mod tests {
             if !waters.level[k].is_nan() {
                 assert!(waters.level[k] >= carved[k], "{k}");
             }
+        }
+    }
+
+    /// Near its source a river is a third of its width, all of it once
+    /// its catchment has doubled, and never narrower downstream.
+    #[test]
+    fn a_river_rises_as_a_stream() {
+        assert_eq!(source_taper(1.0), 1.0 / 3.0);
+        assert_eq!(source_taper(2.0), 1.0);
+        assert_eq!(source_taper(50.0), 1.0);
+        let width = |q: f64| q.powf(WIDTH_EXPONENT) * source_taper(q);
+        let mut last = 0.0;
+        for k in 0..400 {
+            let w = width(1.0 + k as f64 * 0.01);
+            assert!(w >= last, "{k}");
+            last = w;
         }
     }
 
