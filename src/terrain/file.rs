@@ -289,9 +289,9 @@ pub struct RiversFile {
     /// Catchment at which water runs as a river: the fraction of the
     /// tile's area that drains through a point, in (0, 1]. Default 0.01.
     pub catchment: f64,
-    /// Width of a river's channel at the catchment threshold, world units,
-    /// > 0 (a third of it at the very source, all of it where the
-    /// catchment has doubled); it grows as the square root of the
+    /// Width of a river's channel at the catchment threshold, world
+    /// units, > 0: a third of it at the very source, all of it where the
+    /// catchment has doubled; it grows as the square root of the
     /// catchment. Default 3 grid cells.
     pub width: Option<f64>,
     /// Widest channel, world units, >= `width`. Default 4 × `width`.

@@ -267,7 +267,7 @@ mod tests {
             ..uplift::Uplift::default()
         };
         let h = gen(&Generator::Uplift(p), 65, 49, 20.0, 7);
-        assert_eq!(h.fingerprint(), 6254673330407702963, "uplift fingerprint");
+        assert_eq!(h.fingerprint(), 186192430504991580, "uplift fingerprint");
     }
 
     #[test]

@@ -9,13 +9,16 @@
 //! "generator": { "type": "uplift", "iterations": 100 }
 //! ```
 //!
-//! Each step solves the law implicitly (Braun and Willett 2013): the
-//! samples are visited downstream first (the order of
-//! [`super::hydrology::flood`], which also routes water through the
-//! land's hollows), and each new height h solves
+//! The start's hollows are filled once (priority-flood, each sample a hair
+//! above the one the flood reached it from), so every sample has a lower
+//! neighbour. Each step routes the water to each sample's steepest lower
+//! neighbour (D8), gathers the drainage areas upstream first, and solves
+//! the law implicitly (Braun and Willett 2013) downstream first: each new
+//! height h solves
 //! h − (h₀ + Δt·U) + Δt·K·A^m·((h − h_r)/L)^n = 0 for its receiver's new
-//! height h_r, by Newton's method (a closed form for n = 1). A sample whose
-//! raised height does not pass its receiver's (a hollow) is only raised.
+//! height h_r, by Newton's method (a closed form for n = 1), which is
+//! never below h_r, so no hollow forms. A sample whose raised height does
+//! not pass its receiver's is only raised.
 //! The grid's edge is the base level, held at 0. Lengths are grid cells
 //! (L = 1 or √2, A in cells), so the same parameters make the same land at
 //! any size; the heights are then normalised as every generator's are.
@@ -25,7 +28,9 @@
 
 use serde::Deserialize;
 
-use super::hydrology::{accumulate, flood, OUTLET};
+use rayon::prelude::*;
+
+use super::hydrology::{flood, neighbours};
 
 /// Parameters of the uplift generator.
 #[derive(Debug, Clone, PartialEq, Deserialize, schemars::JsonSchema)]
@@ -88,28 +93,40 @@ pub fn generate(p: &Uplift, w: usize, h: usize, seed: u64) -> Vec<f64> {
             p.uplift[0] + t * (p.uplift[1] - p.uplift[0])
         })
         .collect();
-    let mut heights: Vec<f64> = (0..n)
+    let start: Vec<f32> = (0..n)
         .map(|k| match is_edge(k, w, h) {
             true => 0.0,
-            false => crate::hash::unit_f64(seed, START, k as u64),
+            false => crate::hash::unit_f32(seed, START, k as u64),
         })
         .collect();
-    let mut f32s = vec![0.0f32; n];
-    for _ in 0..p.iterations {
-        for (d, &v) in f32s.iter_mut().zip(&heights) {
-            *d = v as f32;
+    // The start's hollows filled once, each sample a hair above the one
+    // the flood reached it from: every sample then has a lower neighbour,
+    // and the implicit step keeps it so (a new height is never below its
+    // receiver's).
+    let filled = flood(&start, w, h, [1.0, 1.0], None);
+    let mut heights = vec![0.0f64; n];
+    for (rank, &c) in filled.order.iter().enumerate() {
+        let c = c as usize;
+        if !is_edge(c, w, h) {
+            heights[c] = filled.filled[c] as f64 + 1e-7 * rank as f64;
         }
-        let routes = flood(&f32s, w, h, [1.0, 1.0], None);
-        let area = accumulate(&routes);
-        for &c in &routes.order {
+    }
+    let mut order = Vec::with_capacity(n);
+    for _ in 0..p.iterations {
+        let receiver = receivers(&heights, w, h);
+        let area = drain(&receiver, &mut order);
+        for &c in order.iter().rev() {
             let c = c as usize;
             let raised = heights[c] + p.dt * uplift[c];
-            let r = routes.down[c];
-            if r == OUTLET || is_edge(c, w, h) {
+            let r = receiver[c] as usize;
+            if is_edge(c, w, h) {
                 heights[c] = 0.0;
                 continue;
             }
-            let r = r as usize;
+            if r == c {
+                heights[c] = raised;
+                continue;
+            }
             let below = heights[r];
             let drop = raised - below;
             if drop <= 0.0 {
@@ -128,17 +145,79 @@ pub fn generate(p: &Uplift, w: usize, h: usize, seed: u64) -> Vec<f64> {
     heights
 }
 
+/// Each sample's steepest lower neighbour of eight (itself where none is
+/// lower, and on the edge).
+fn receivers(heights: &[f64], w: usize, h: usize) -> Vec<u32> {
+    (0..w * h)
+        .into_par_iter()
+        .map(|k| {
+            let (i, j) = (k / w, k % w);
+            if is_edge(k, w, h) {
+                return k as u32;
+            }
+            let mut best = (0.0f64, k as u32);
+            for (m, di, dj) in neighbours(i, j, w, h) {
+                let run = if di != 0 && dj != 0 {
+                    std::f64::consts::SQRT_2
+                } else {
+                    1.0
+                };
+                let slope = (heights[k] - heights[m]) / run;
+                if slope > best.0 {
+                    best = (slope, m as u32);
+                }
+            }
+            best.1
+        })
+        .collect()
+}
+
+/// The drainage area of each sample (in samples, itself included) for
+/// the `receiver` graph, and in `order` the samples upstream first
+/// (Kahn's order: a sample after all that drain into it; ties by index).
+fn drain(receiver: &[u32], order: &mut Vec<u32>) -> Vec<u32> {
+    let n = receiver.len();
+    let mut donors = vec![0u32; n];
+    for (k, &r) in receiver.iter().enumerate() {
+        if r as usize != k {
+            donors[r as usize] += 1;
+        }
+    }
+    order.clear();
+    order.extend((0..n as u32).filter(|&k| donors[k as usize] == 0));
+    let mut area = vec![1u32; n];
+    let mut next = 0;
+    while next < order.len() {
+        let c = order[next] as usize;
+        next += 1;
+        let r = receiver[c] as usize;
+        if r == c {
+            continue;
+        }
+        area[r] += area[c];
+        donors[r] -= 1;
+        if donors[r] == 0 {
+            order.push(r as u32);
+        }
+    }
+    area
+}
+
 fn is_edge(k: usize, w: usize, h: usize) -> bool {
     let (i, j) = (k / w, k % w);
     i == 0 || j == 0 || i + 1 == h || j + 1 == w
 }
 
-/// The x ≥ 0 with x + f·xⁿ = c (c > 0, f ≥ 0, n ≥ 1): exactly for n = 1,
+/// The x ≥ 0 with x + f·xⁿ = c (c > 0, f ≥ 0, n ≥ 1): exactly for n = 1
+/// and n = 2 (the quadratic's root in the form that keeps its digits),
 /// else by Newton's method from x = c, which falls monotonically onto the
 /// root of this increasing convex function.
 fn solve(c: f64, f: f64, n: f64) -> f64 {
     if n == 1.0 {
         return c / (1.0 + f);
+    }
+    if n == 2.0 {
+        return 2.0 * c / (1.0 + (1.0 + 4.0 * f * c).sqrt());
     }
     let mut x = c;
     for _ in 0..50 {
@@ -175,6 +254,8 @@ mod tests {
         assert_eq!(solve(c, f, 1.0), c / (1.0 + f));
         let quadratic = (-1.0 + (1.0f64 + 4.0 * f * c).sqrt()) / (2.0 * f);
         assert!((solve(c, f, 2.0) - quadratic).abs() < 1e-12);
+        // Newton's method gives the quadratic's root too.
+        assert!((solve(c, f, 2.0 + 1e-12) - quadratic).abs() < 1e-9);
     }
 
     /// The edge stays at the base level, the land rises inside it, and
