@@ -469,12 +469,12 @@ impl World {
             })
             .collect();
         let scattered = scene.scatter.as_ref().map_or(Vec::new(), |s| {
-            scatter::scatter_by(&s.params, &grid, waters.as_ref())
+            scatter::scatter(&s.params, &grid, waters.as_ref())
         });
         let populated: Vec<Vec<Affine3A>> = scene
             .populations
             .iter()
-            .map(|p| crate::population::place_by(p, &grid, waters.as_ref()))
+            .map(|p| crate::population::place(p, &grid, waters.as_ref()))
             .collect();
         if options.terrain_grid {
             let im = &scene.image;

@@ -44,15 +44,11 @@ pub struct Population {
 const ATTEMPTS: u64 = 16;
 
 /// The placements of `p` over `grid`, in order: each instance's
-/// object-to-world transform. A pure function of the population and the
-/// terrain.
-pub fn place(p: &Population, grid: &TerrainGrid) -> Vec<Affine3A> {
-    place_by(p, grid, None)
-}
-
-/// [`place`] over land with lakes and rivers: never where water stands,
-/// within the population's moisture window.
-pub fn place_by(
+/// object-to-world transform. With `waters` (the land's lakes and
+/// rivers), never where water stands, and within the population's
+/// moisture window (0 everywhere without them). A pure function of the
+/// population and the terrain.
+pub fn place(
     p: &Population,
     grid: &TerrainGrid,
     waters: Option<&crate::terrain::hydrology::Waters>,
@@ -138,13 +134,13 @@ mod tests {
             moisture,
             ..Default::default()
         };
-        let all = place_by(&bush([0.0, 1.0], [0.0, 90.0], 0.0), &g, Some(&waters));
+        let all = place(&bush([0.0, 1.0], [0.0, 90.0], 0.0), &g, Some(&waters));
         assert_eq!(all.len(), 300, "the dry two thirds take them all");
         let window = Population {
             moisture: Some([0.4, 0.5]),
             ..bush([0.0, 1.0], [0.0, 90.0], 0.0)
         };
-        let some = place_by(&window, &g, Some(&waters));
+        let some = place(&window, &g, Some(&waters));
         assert!(some.len() > 50, "{}", some.len());
         for places in [&all, &some] {
             for m in places.iter() {
@@ -159,7 +155,7 @@ mod tests {
             assert!((0.4..=0.5).contains(&moist), "{moist} at {p}");
         }
         // Without waters the moisture is 0: a window above 0 takes nothing.
-        assert!(place(&window, &g).is_empty());
+        assert!(place(&window, &g, None).is_empty());
     }
 
     /// Every instance stands on the ground, within the masks and the
@@ -169,7 +165,7 @@ mod tests {
         let g = grid();
         let (lo, hi) = g.heights.range();
         let p = bush([0.2, 0.6], [0.0, 25.0], 0.0);
-        let places = place(&p, &g);
+        let places = place(&p, &g, None);
         assert!(places.len() > 50, "{}", places.len());
         for t in &places {
             let at = t.translation;
@@ -184,14 +180,14 @@ mod tests {
             let up = (t.matrix3 * glam::Vec3A::Y).normalize();
             assert!(up.y > 0.9999, "{up}");
         }
-        assert_eq!(place(&p, &g), places);
+        assert_eq!(place(&p, &g, None), places);
     }
 
     /// Aligned to the ground, an instance's up is the ground's normal.
     #[test]
     fn aligned_instances_follow_the_slope() {
         let g = grid();
-        let places = place(&bush([0.0, 1.0], [10.0, 90.0], 1.0), &g);
+        let places = place(&bush([0.0, 1.0], [10.0, 90.0], 1.0), &g, None);
         assert!(!places.is_empty());
         for t in &places {
             let up = Vec3::from((t.matrix3 * glam::Vec3A::Y).normalize());
@@ -203,6 +199,6 @@ mod tests {
     /// A mask no ground meets places nothing.
     #[test]
     fn impossible_masks_place_nothing() {
-        assert!(place(&bush([0.0, 1.0], [89.0, 90.0], 0.0), &grid()).is_empty());
+        assert!(place(&bush([0.0, 1.0], [89.0, 90.0], 0.0), &grid(), None).is_empty());
     }
 }

@@ -63,14 +63,10 @@ pub fn variant_of(seed: u64, k: usize, variants: u32) -> usize {
     (crate::hash::hash3(seed, 0x7A40, k as u64) % variants as u64) as usize
 }
 
-/// The placements of the scattered rocks, in order.
-pub fn scatter(p: &ScatterParams, terrain: &TerrainGrid) -> Vec<Placement> {
-    scatter_by(p, terrain, None)
-}
-
-/// [`scatter`] over land with lakes and rivers, whose moisture the mask
-/// reads (rocks may lie in the water).
-pub fn scatter_by(
+/// The placements of the scattered rocks, in order; with `waters` (the
+/// land's lakes and rivers) the mask reads their moisture (rocks may lie
+/// in the water).
+pub fn scatter(
     p: &ScatterParams,
     terrain: &TerrainGrid,
     waters: Option<&crate::terrain::hydrology::Waters>,

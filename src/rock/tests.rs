@@ -267,7 +267,7 @@ fn scattered_rocks_rest_on_the_terrain_and_do_not_overlap() {
         slope: [0.0, 90.0],
         moisture: None,
     };
-    let rocks = scatter::scatter(&p, &grid);
+    let rocks = scatter::scatter(&p, &grid, None);
     assert!(rocks.len() > 100, "{} placed", rocks.len());
     for r in &rocks {
         let ry = r.axes().y;
@@ -284,8 +284,8 @@ fn scattered_rocks_rest_on_the_terrain_and_do_not_overlap() {
         }
     }
     // Deterministic from the seed.
-    assert_eq!(rocks, scatter::scatter(&p, &grid));
-    let other = scatter::scatter(&scatter::ScatterParams { seed: 10, ..p }, &grid);
+    assert_eq!(rocks, scatter::scatter(&p, &grid, None));
+    let other = scatter::scatter(&scatter::ScatterParams { seed: 10, ..p }, &grid, None);
     assert_ne!(rocks, other);
 }
 
@@ -525,7 +525,7 @@ fn scattered_rocks_keep_to_their_masks() {
         slope: [20.0, 90.0],
         moisture: None,
     };
-    let rocks = scatter::scatter(&p, &grid);
+    let rocks = scatter::scatter(&p, &grid, None);
     assert!(rocks.len() > 20, "{}", rocks.len());
     for r in &rocks {
         let (x, z) = (r.center.x, r.center.z);
