@@ -252,15 +252,23 @@ pub fn accumulate(flood: &Flood) -> Vec<u32> {
 }
 
 /// The lakes of a flood: per sample, the level of the lake it lies in, or
-/// NaN. A lake is a connected (8-neighbour) set of samples the flood
-/// raised to one level; it is kept if it is `min_depth` deep somewhere.
-pub fn lakes(heights: &[f32], flood: &Flood, w: usize, h: usize, min_depth: f32) -> Vec<f32> {
+/// NaN, and how many lakes there are. A lake is a connected (8-neighbour)
+/// set of samples the flood raised to one level; it is kept if it is
+/// `min_depth` deep somewhere.
+pub fn lakes(
+    heights: &[f32],
+    flood: &Flood,
+    w: usize,
+    h: usize,
+    min_depth: f32,
+) -> (Vec<f32>, usize) {
     let n = w * h;
     let mut level = vec![f32::NAN; n];
     let mut seen = vec![false; n];
     let raised = |k: usize| flood.filled[k] > heights[k];
     let mut members = Vec::new();
     let mut stack = Vec::new();
+    let mut kept = 0;
     for start in 0..n {
         if seen[start] || !raised(start) {
             continue;
@@ -282,12 +290,13 @@ pub fn lakes(heights: &[f32], flood: &Flood, w: usize, h: usize, min_depth: f32)
             }
         }
         if deepest >= min_depth {
+            kept += 1;
             for &k in &members {
                 level[k] = lake;
             }
         }
     }
-    level
+    (level, kept)
 }
 
 /// The water a terrain holds once its rivers have run: per grid sample,
@@ -373,9 +382,9 @@ pub fn run(heights: &mut Heightmap, size: [f32; 2], p: &Rivers) -> (Waters, Netw
     }
     let flood = flood(&ground, w, h, cell, sea);
     let count = accumulate(&flood);
-    let lake = match p.min_lake_depth {
+    let (lake, lake_count) = match p.min_lake_depth {
         Some(d) => lakes(&ground, &flood, w, h, d as f32),
-        None => vec![f32::NAN; n],
+        None => (vec![f32::NAN; n], 0),
     };
     let in_sea = |k: usize| sea.is_some_and(|s| ground[k] <= s);
     // Rivers: samples gathering at least the catchment, off lakes and sea.
@@ -486,7 +495,6 @@ pub fn run(heights: &mut Heightmap, size: [f32; 2], p: &Rivers) -> (Waters, Netw
         .collect();
     let (nearest, moisture) = banks(&level, w, h, cell, p.reach as f32);
     let lake_samples = lake.iter().filter(|v| !v.is_nan()).count();
-    let lake_count = count_lakes(&lake, w, h);
     let waters = Waters {
         width: w,
         height: h,
@@ -506,31 +514,6 @@ pub fn run(heights: &mut Heightmap, size: [f32; 2], p: &Rivers) -> (Waters, Netw
         lake,
     };
     (waters, network)
-}
-
-/// Distinct lakes in a lake-level grid (8-connected runs of one level).
-fn count_lakes(lake: &[f32], w: usize, h: usize) -> usize {
-    let mut seen = vec![false; lake.len()];
-    let mut lakes = 0;
-    let mut stack = Vec::new();
-    for start in 0..lake.len() {
-        if seen[start] || lake[start].is_nan() {
-            continue;
-        }
-        lakes += 1;
-        seen[start] = true;
-        stack.push(start);
-        while let Some(k) = stack.pop() {
-            let (i, j) = (k / w, k % w);
-            for (m, _, _) in neighbours(i, j, w, h) {
-                if !seen[m] && lake[m] == lake[start] {
-                    seen[m] = true;
-                    stack.push(m);
-                }
-            }
-        }
-    }
-    lakes
 }
 
 /// For every sample, the level of the nearest wet sample and the moisture
@@ -849,19 +832,21 @@ mod tests {
         }
         assert_eq!(f.filled[w + 3], 6.0, "the gap itself");
         assert_eq!(f.filled[w + 1], 8.0, "the ring stays at its height");
-        let lake = lakes(&v, &f, w, h, 0.0);
+        let (lake, count) = lakes(&v, &f, w, h, 0.0);
+        assert_eq!(count, 1);
         let wet: Vec<usize> = (0..w * h).filter(|&k| !lake[k].is_nan()).collect();
         assert_eq!(wet.len(), 9, "the floor and the hole: {wet:?}");
         assert!(wet.iter().all(|&k| lake[k] == 6.0));
         // A lake must be 6 deep somewhere to count: the hole is.
         assert_eq!(
             lakes(&v, &f, w, h, 6.0)
+                .0
                 .iter()
                 .filter(|v| !v.is_nan())
                 .count(),
             9
         );
-        assert!(lakes(&v, &f, w, h, 6.5).iter().all(|v| v.is_nan()));
+        assert!(lakes(&v, &f, w, h, 6.5).0.iter().all(|v| v.is_nan()));
     }
 
     /// Every sample drains to an outlet on the edge in fewer steps than
