@@ -17,7 +17,8 @@ use crate::world::{SurfaceHit, Viewed};
 /// The radiance of each sample of `list` whose camera ray (`rays`, one
 /// for each `has_ray`) exists, shaded as a batch: the closest hits of the
 /// rays first, then the secondary rays their shading asks about, then the
-/// shading with those answers. Returns the values and the hits.
+/// shading with those answers. Returns the values and whether each ray
+/// met a surface (terrain, rock or water).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn radiance_batch(
     scene: &Scene,
@@ -27,17 +28,23 @@ pub(super) fn radiance_batch(
     rays: &[Ray],
     rng_of: &impl Fn(u32, u32, u32) -> sampler::SampleRng,
     shadows: &mut u64,
-) -> (Vec<Option<Vec3>>, Vec<Option<SurfaceHit>>) {
-    let hits = world.intersect_batch(rays);
+) -> (Vec<Option<Vec3>>, Vec<bool>) {
+    // The first surface of each ray, found once: the scene's closest hit
+    // or the water in front of it.
+    let firsts: Vec<Option<(SurfaceHit, bool)>> = rays
+        .iter()
+        .zip(world.intersect_batch(rays))
+        .map(|(ray, hit)| first_surface(scene, world, ray, hit.as_ref()))
+        .collect();
     // The secondary rays the shading of each hit asks about, in order.
     let per_hit = 1 + scene.sky_light.samples as usize;
-    let mut probes = light::ProbeBatch::with_capacity(per_hit * hits.len());
-    let mut hit_of_ray = rays.iter().zip(&hits);
+    let mut probes = light::ProbeBatch::with_capacity(per_hit * firsts.len());
+    let mut first_of_ray = firsts.iter();
     for (&(x, y, s), &has_ray) in list.iter().zip(has_ray) {
         if has_ray {
-            let (ray, hit) = hit_of_ray.next().expect("one hit slot per ray");
-            if let Some((first, _)) = first_surface(scene, world, ray, hit.as_ref()) {
-                light_probes(scene, &first, &rng_of(x, y, s), &mut |probe| {
+            let first = first_of_ray.next().expect("one hit slot per ray");
+            if let Some((first, _)) = first {
+                light_probes(scene, first, &rng_of(x, y, s), &mut |probe| {
                     probes.push(&probe)
                 });
             }
@@ -62,7 +69,7 @@ pub(super) fn radiance_batch(
         );
         blocked
     };
-    let mut ray_of_sample = rays.iter().zip(&hits);
+    let mut ray_of_sample = rays.iter().zip(&firsts);
     let values = list
         .iter()
         .zip(has_ray)
@@ -70,20 +77,20 @@ pub(super) fn radiance_batch(
             if !has_ray {
                 return None;
             }
-            let (ray, hit) = ray_of_sample.next().expect("one hit slot per ray");
+            let (ray, first) = ray_of_sample.next().expect("one hit slot per ray");
             let rng = rng_of(x, y, s);
             Some(shade(
                 scene,
                 world,
                 ray,
-                hit.as_ref(),
+                first.as_ref(),
                 &rng,
                 &mut answer,
                 shadows,
             ))
         })
         .collect();
-    (values, hits)
+    (values, firsts.iter().map(Option::is_some).collect())
 }
 
 /// Linear radiance arriving along the camera ray `ray`; `rays` counts the
@@ -98,25 +105,26 @@ pub fn trace(
 ) -> Vec3 {
     let hit = world.intersect(ray);
     let mut occluded = |probe: &Probe| world.occluded(&probe.ray(), probe.t_max);
-    shade(scene, world, ray, hit.as_ref(), rng, &mut occluded, rays)
+    let first = first_surface(scene, world, ray, hit.as_ref());
+    shade(scene, world, ray, first.as_ref(), rng, &mut occluded, rays)
 }
 
-/// Linear radiance arriving along the camera ray `ray` whose closest
-/// surface is `hit`; `occluded` answers the shadow and sky-light rays, and
-/// `rays` counts them.
+/// Linear radiance arriving along the camera ray `ray` whose first
+/// surface ([`first_surface`]) is `first`; `occluded` answers the shadow
+/// and sky-light rays, and `rays` counts them.
 #[inline]
 fn shade(
     scene: &Scene,
     world: &Viewed,
     ray: &Ray,
-    hit: Option<&SurfaceHit>,
+    first: Option<&(SurfaceHit, bool)>,
     rng: &sampler::SampleRng,
     occluded: &mut impl FnMut(&Probe) -> bool,
     rays: &mut u64,
 ) -> Vec3 {
     let sun = &scene.sun;
     let sky = || scene.sky.radiance(ray.dir, sun.direction, sun.radiance);
-    let Some((first, on_water)) = first_surface(scene, world, ray, hit) else {
+    let Some(&(first, on_water)) = first else {
         return sky() + sun_disc(sun, ray.dir);
     };
     let surface = match (on_water, &scene.water) {

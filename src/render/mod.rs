@@ -464,14 +464,12 @@ fn sample_radiance(
         };
     }
 
-    let (values, hits) =
+    let (values, covered) =
         direct::radiance_batch(scene, world, list, &has_ray, &rays, &rng_of, shadows);
     if !scene.image.transparent {
         return values;
     }
-    uncover(values, &has_ray, |k| {
-        water::first_surface(scene, world, &rays[k], hits[k].as_ref()).is_some()
-    })
+    uncover(values, &has_ray, |k| covered[k])
 }
 
 /// `values` (one a sample; `has_ray` says which samples have a camera

@@ -146,8 +146,9 @@ pub(super) fn trace_paths(
         pending.clear();
         next.clear();
         for ((path, hit), ray) in paths.iter().zip(&hits).zip(&batch) {
+            let first = first_surface(scene, world, ray, hit.as_ref());
             if let (0, Some(covered)) = (path.depth, covered.as_deref_mut()) {
-                covered[path.sample] = first_surface(scene, world, ray, hit.as_ref()).is_some();
+                covered[path.sample] = first.is_some();
             }
             let rng = &cameras[path.sample].1;
             let out = &mut radiance[slot(path)];
@@ -158,7 +159,7 @@ pub(super) fn trace_paths(
                 bounces,
                 path,
                 ray,
-                hit.as_ref(),
+                first,
                 rng,
                 out,
                 &mut |probe: Probe, light: Vec3| {
@@ -180,7 +181,8 @@ pub(super) fn trace_paths(
     }
 }
 
-/// One step of `path`, along `ray` (its origin and direction set up), whose closest hit is `hit`: the light it
+/// One step of `path`, along `ray` (its origin and direction set up),
+/// whose first surface ([`first_surface`]) is `first`: the light it
 /// finds now into `out`, the shadow rays its light depends on to
 /// `shadow` (a probe and the light it brings if open), and the path's
 /// continuation, if any, onto `next`.
@@ -193,7 +195,7 @@ fn step(
     bounces: u32,
     path: &Path,
     ray: &Ray,
-    hit: Option<&crate::world::SurfaceHit>,
+    first: Option<(crate::world::SurfaceHit, bool)>,
     rng: &SampleRng,
     out: &mut Vec3,
     shadow: &mut impl FnMut(Probe, Vec3),
@@ -201,7 +203,7 @@ fn step(
 ) {
     let sun = &scene.sun;
     let dir = ray.dir;
-    let Some((surface, on_water)) = first_surface(scene, world, ray, hit) else {
+    let Some((surface, on_water)) = first else {
         // Out to the sky.
         if path.in_water {
             // No bottom below: the water body's own colour.
