@@ -133,9 +133,10 @@ fn shade(
         }
         _ => lambert(scene, world, &first, ray.dir, rng, occluded, rays),
     };
-    scene
+    let fogged = scene
         .fog
-        .apply(surface, ray.origin.y, ray.dir.y, first.t, sky)
+        .apply(surface, ray.origin.y, ray.dir.y, first.t, sky);
+    scene.sky.aerial(fogged, ray.dir, first.t)
 }
 
 /// Radiance leaving the surface `hit` toward a viewer looking along `dir`
@@ -204,9 +205,10 @@ fn water_radiance(
         None => scene.sky.radiance(r, sun.direction, sun.radiance) + sun_disc(sun, r),
         Some(h) => {
             let l = lambert(scene, world, &h, r, rng, &mut direct, rays);
-            scene.fog.apply(l, mirror_ray.origin.y, r.y, h.t, || {
+            let fogged = scene.fog.apply(l, mirror_ray.origin.y, r.y, h.t, || {
                 scene.sky.radiance(r, sun.direction, sun.radiance)
-            })
+            });
+            scene.sky.aerial(fogged, r, h.t)
         }
     };
 

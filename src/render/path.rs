@@ -248,6 +248,13 @@ fn step(
         *out += beta * color * (1.0 - keep);
         beta *= keep;
     }
+    // The air on the segment (the physical atmosphere's aerial
+    // perspective, tabulated from the camera, used for every segment).
+    if let crate::shade::Sky::Atmosphere(a) = &scene.sky {
+        let (through, light) = a.model.aerial(dir, surface.t);
+        *out += beta * light * a.scale;
+        beta *= through;
+    }
     if path.depth > bounces {
         return; // a last bounce ray only looks for light
     }

@@ -12,7 +12,8 @@ use crate::camera::CameraSettings;
 use crate::check::{above, count, within, Check, Files};
 use crate::population::file::validate_population;
 use crate::rock::file::{validate_rock, validate_scatter};
-use crate::shade::file::{check_sun_and_sky, Shore};
+use crate::shade::file::{check_sun_and_sky, Eye, Shore};
+use crate::shade::SkyFile;
 use crate::terrain::Generator;
 
 /// Checks every value of `raw` and loads its textures; relative paths
@@ -37,9 +38,19 @@ pub fn validate(raw: &SceneFile, files: &Files) -> Check<Scene> {
         .as_ref()
         .map(|s| validate_scatter(s, terrain.size, files))
         .transpose()?;
-    let (sun, sky) = check_sun_and_sky(&raw.sun, &raw.sky)?;
     let (sky_distance, fog_density) = distance_defaults(&terrain, units);
+    let eye = Eye {
+        height: camera.position.y as f64,
+        units,
+        reach: sight(&terrain),
+    };
+    let (sun, sky) = check_sun_and_sky(&raw.sun, &raw.sky, eye)?;
     let sky_light = raw.sky_light.check(sky_distance)?;
+    // The physical atmosphere draws its own haze: no fog unless asked.
+    let fog_density = match raw.sky {
+        SkyFile::Atmosphere { .. } => 0.0,
+        _ => fog_density,
+    };
     let fog = raw.fog.check(fog_density)?;
     let shore = Shore {
         island: matches!(&terrain.generator, Generator::Noise(n) if n.island.is_some()),
@@ -129,6 +140,17 @@ fn distance_defaults(t: &TerrainSettings, units: f64) -> (f64, f64) {
         fog = fog.min(3.0 / edge);
     }
     (0.4 * side, fog.max(CLEAR_AIR_PER_METRE * units).min(10.0))
+}
+
+/// The farthest the land can be seen, world units: the far field's edge
+/// or, without one, four times the tile's longer side (the atmosphere's
+/// aerial perspective is tabulated that far).
+fn sight(t: &TerrainSettings) -> f64 {
+    let side = t.size[0].max(t.size[1]) as f64;
+    match t.far_field {
+        Some(far) => side * (1u64 << far.rings) as f64,
+        None => 4.0 * side,
+    }
 }
 
 fn validate_terrain(f: &TerrainFile, files: &Files, units: f64) -> Check<TerrainSettings> {

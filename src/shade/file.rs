@@ -289,6 +289,41 @@ pub enum SkyFile {
         #[serde(default = "default_ambient")]
         ambient: f64,
     },
+    /// A physical atmosphere: Rayleigh and Mie scattering and ozone over a
+    /// spherical Earth (Hillaire 2020). One model gives the sky, the sun's
+    /// colour and the aerial perspective (the air's haze between the eye
+    /// and the land), twilight included; with it the fog defaults to none.
+    Atmosphere {
+        /// Multiplier on the aerosols (Mie haze), 0..=50: 1 a clear day,
+        /// 3–5 hazy. Default 1.
+        #[serde(default = "default_ambient")]
+        haze: f64,
+        /// Multiplier on the air's molecules (Rayleigh: the blue), 0..=10.
+        /// Default 1.
+        #[serde(default = "default_ambient")]
+        rayleigh: f64,
+        /// Multiplier on the ozone (deepens the blue of twilight), 0..=10.
+        /// Default 1.
+        #[serde(default = "default_ambient")]
+        ozone: f64,
+        /// Albedo of the ground under the air, 0..=1. Default 0.3.
+        #[serde(default = "default_atmosphere_albedo")]
+        ground_albedo: f64,
+        /// Height of the terrain's y = 0 above sea level, metres,
+        /// 0..=50000. Default 0.
+        #[serde(default)]
+        altitude: f64,
+        /// Whether the air between the eye and the land is drawn. Default
+        /// true.
+        #[serde(default = "default_true")]
+        aerial_perspective: bool,
+        /// Multiplier on the sky's radiance, 0..=100. Default 1.
+        #[serde(default = "default_ambient")]
+        intensity: f64,
+        /// Strength of the sky's light on surfaces, 0..=100. Default 1.
+        #[serde(default = "default_ambient")]
+        ambient: f64,
+    },
     /// Mars: a butterscotch dusty day sky, and a blue glow around a setting sun.
     Mars {
         /// Multiplier on the sky's radiance, 0..=100. Default 1.
@@ -302,6 +337,14 @@ pub enum SkyFile {
 
 fn default_turbidity() -> f64 {
     3.0
+}
+
+fn default_atmosphere_albedo() -> f64 {
+    0.3
+}
+
+fn default_true() -> bool {
+    true
 }
 
 /// `sky_light`: light from the sky gathered over the hemisphere above each
@@ -549,9 +592,20 @@ fn validate_layers(
     })
 }
 
+/// Where the physical atmosphere is seen from.
+#[derive(Debug, Clone, Copy)]
+pub struct Eye {
+    /// The camera's height, world units.
+    pub height: f64,
+    /// Metres per world unit.
+    pub units: f64,
+    /// The farthest the land is seen, world units.
+    pub reach: f64,
+}
+
 /// The sun and sky of `f` and `sky` (the sky's physical models follow the
-/// sun), checked.
-pub fn check_sun_and_sky(f: &SunFile, sky: &SkyFile) -> Check<(Sun, Sky)> {
+/// sun; the atmosphere is seen from `eye`), checked.
+pub fn check_sun_and_sky(f: &SunFile, sky: &SkyFile, eye: Eye) -> Check<(Sun, Sky)> {
     let elevation = within("sun.elevation", f.elevation, -90.0, 90.0)?.to_radians();
     let azimuth = finite("sun.azimuth", f.azimuth)?.to_radians();
     let intensity = within("sun.intensity", f.intensity, 0.0, 1000.0)? as f32;
@@ -605,6 +659,47 @@ pub fn check_sun_and_sky(f: &SunFile, sky: &SkyFile) -> Check<(Sun, Sky)> {
                 Sky::HosekWilkie(sky),
                 sun_transmittance(elevation, t.max(1.7)),
             )
+        }
+        SkyFile::Atmosphere {
+            haze,
+            rayleigh,
+            ozone,
+            ground_albedo,
+            altitude,
+            aerial_perspective,
+            intensity: sky_intensity,
+            ambient,
+        } => {
+            use super::atmosphere::{Air, Atmosphere};
+            let air = Air {
+                rayleigh: within("sky.rayleigh", rayleigh, 0.0, 10.0)?,
+                mie: within("sky.haze", haze, 0.0, 50.0)?,
+                ozone: within("sky.ozone", ozone, 0.0, 10.0)?,
+                ground_albedo: within("sky.ground_albedo", ground_albedo, 0.0, 1.0)?,
+                ..Air::default()
+            };
+            let altitude = within("sky.altitude", altitude, 0.0, 50_000.0)?;
+            let sky_intensity = within("sky.intensity", sky_intensity, 0.0, 100.0)? as f32;
+            let eye_altitude = (altitude + eye.height.max(0.0) * eye.units).min(50_000.0);
+            let reach = if aerial_perspective {
+                (eye.reach * eye.units).max(1.0)
+            } else {
+                1.0
+            };
+            let model = Atmosphere::new(
+                air,
+                direction.as_dvec3(),
+                eye_altitude,
+                if aerial_perspective { eye.units } else { 0.0 },
+                reach,
+            );
+            let through = model.sun_transmittance();
+            let sky = super::sky::AtmosphereSky {
+                model,
+                scale: tint * intensity * sky_intensity,
+                ambient: within("sky.ambient", ambient, 0.0, 100.0)? as f32,
+            };
+            (Sky::Atmosphere(std::sync::Arc::new(sky)), through)
         }
         SkyFile::Mars { intensity, ambient } => (
             Sky::Mars(Mars {

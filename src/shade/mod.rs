@@ -1,6 +1,7 @@
 //! Shading: materials, the sun, the sky, fog and tone mapping. Everything is
 //! linear RGB until [`tonemap`].
 
+pub mod atmosphere;
 pub mod brdf;
 pub mod file;
 pub mod layers;

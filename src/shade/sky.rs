@@ -11,7 +11,7 @@ use std::f64::consts::PI;
 use glam::{DVec3, Vec3};
 
 /// A sky model. All radiances are linear sRGB.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Sky {
     /// Blend from `horizon` to `zenith` with the direction's height, `ground`
     /// below the horizon, plus a glow around the sun.
@@ -31,6 +31,21 @@ pub enum Sky {
     Mars(Mars),
     /// Hosek–Wilkie daylight.
     HosekWilkie(HosekWilkie),
+    /// The physical atmosphere ([`super::atmosphere`]).
+    Atmosphere(std::sync::Arc<AtmosphereSky>),
+}
+
+/// The physical atmosphere as the scene's sky: its tables and the light
+/// they are per unit of.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AtmosphereSky {
+    /// The tables, seen from the camera.
+    pub model: super::atmosphere::Atmosphere,
+    /// The sun's irradiance above the atmosphere times the sky's
+    /// intensity: what the tables' radiances are per unit of.
+    pub scale: Vec3,
+    /// Strength of the sky's light on surfaces.
+    pub ambient: f32,
 }
 
 /// Scale from the Hosek–Wilkie RGB model's radiance to scene radiance,
@@ -364,7 +379,7 @@ impl Sky {
                 let glow = 0.08 * c8 + 4.0 * c8 * c8 * c8 * c8 * c8 * c8 * c8 * c8;
                 sky + sun_color * glow * 0.3
             }
-            Sky::Preetham(_) | Sky::Mars(_) | Sky::HosekWilkie(_) => sky,
+            Sky::Preetham(_) | Sky::Mars(_) | Sky::HosekWilkie(_) | Sky::Atmosphere(_) => sky,
         }
     }
 
@@ -391,6 +406,23 @@ impl Sky {
             Sky::Preetham(p) => p.radiance(d),
             Sky::Mars(m) => m.radiance(d),
             Sky::HosekWilkie(h) => h.radiance(d),
+            Sky::Atmosphere(a) => a.model.sky(d) * a.scale,
+        }
+    }
+
+    /// The air between the eye and a point `distance` world units along
+    /// unit direction `d` from it: `surface` dimmed by the air and the
+    /// light the air scatters toward the eye added. Only the physical
+    /// atmosphere has air; every other sky leaves `surface` as it is (its
+    /// haze is the fog's).
+    #[inline]
+    pub fn aerial(&self, surface: Vec3, d: Vec3, distance: f32) -> Vec3 {
+        match self {
+            Sky::Atmosphere(a) => {
+                let (through, light) = a.model.aerial(d, distance);
+                surface * through + light * a.scale
+            }
+            _ => surface,
         }
     }
 
@@ -401,6 +433,7 @@ impl Sky {
             Sky::Preetham(p) => p.ambient,
             Sky::Mars(m) => m.ambient,
             Sky::HosekWilkie(h) => h.ambient,
+            Sky::Atmosphere(a) => a.ambient,
         }
     }
 
