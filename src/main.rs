@@ -139,7 +139,7 @@ fn check(path: PathBuf) -> Result<ExitCode> {
     let [w, h] = s.terrain.resolution;
     let light = match s.integrator {
         scene::Integrator::Direct => "direct light".to_string(),
-        scene::Integrator::Path { bounces } => format!("path-traced, {bounces} bounces"),
+        scene::Integrator::Path { bounces, .. } => format!("path-traced, {bounces} bounces"),
     };
     let adaptive = if s.image.noise_threshold > 0.0 {
         format!(" (adaptive, threshold {})", s.image.noise_threshold)

@@ -75,6 +75,8 @@ pub struct Pose {
     pub up: Option<DVec3>,
     /// Sun (elevation, azimuth), degrees.
     pub sun: Option<(f64, f64)>,
+    /// Seconds since frame 0: frame / fps.
+    pub time: f64,
 }
 
 impl Animation {
@@ -83,6 +85,7 @@ impl Animation {
         let f = frame as f64;
         let camera = self.camera.as_ref();
         Pose {
+            time: f / self.fps,
             position: camera.map(|c| point(&c.position, f)),
             look_at: camera.map(|c| point(&c.look_at, f)),
             fov: camera

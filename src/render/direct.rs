@@ -7,12 +7,16 @@
 
 use glam::Vec3;
 
+use super::clouds;
 use super::light::{self, Probe};
 use super::sampler;
 use super::water::{self, first_surface, FOAM_ALBEDO};
 use crate::ray::Ray;
 use crate::scene::Scene;
 use crate::world::{SurfaceHit, Viewed};
+
+/// The offset of a water mirror ray's cloud streams from the camera ray's.
+const MIRROR_STREAMS: u64 = 0x10;
 
 /// The radiance of each sample of `list` whose camera ray (`rays`, one
 /// for each `has_ray`) exists, shaded as a batch: the closest hits of the
@@ -125,7 +129,18 @@ fn shade(
     let sun = &scene.sun;
     let sky = || scene.sky.radiance(ray.dir, sun.direction, sun.radiance);
     let Some(&(first, on_water)) = first else {
-        return sky() + sun_disc(sun, ray.dir);
+        let behind = sky() + sun_disc(sun, ray.dir);
+        return clouds::through(
+            scene,
+            world,
+            ray.origin,
+            ray.dir,
+            f32::INFINITY,
+            behind,
+            rng,
+            0,
+            rays,
+        );
     };
     let surface = match (on_water, &scene.water) {
         (true, Some(water)) => {
@@ -136,7 +151,10 @@ fn shade(
     let fogged = scene
         .fog
         .apply(surface, ray.origin.y, ray.dir.y, first.t, sky);
-    scene.sky.aerial(fogged, ray.dir, first.t)
+    let behind = scene.sky.aerial(fogged, ray.dir, first.t);
+    clouds::through(
+        scene, world, ray.origin, ray.dir, first.t, behind, rng, 0, rays,
+    )
 }
 
 /// Radiance leaving the surface `hit` toward a viewer looking along `dir`
@@ -201,16 +219,28 @@ fn water_radiance(
     let r = mirror(ray.dir, n);
     let mirror_ray = Ray::new(p + Vec3::Y * eps, r);
     *rays += 1;
-    let mirror = match world.intersect(&mirror_ray) {
+    let mirror_hit = world.intersect(&mirror_ray);
+    let mirror = match &mirror_hit {
         None => scene.sky.radiance(r, sun.direction, sun.radiance) + sun_disc(sun, r),
         Some(h) => {
-            let l = lambert(scene, world, &h, r, rng, &mut direct, rays);
+            let l = lambert(scene, world, h, r, rng, &mut direct, rays);
             let fogged = scene.fog.apply(l, mirror_ray.origin.y, r.y, h.t, || {
                 scene.sky.radiance(r, sun.direction, sun.radiance)
             });
             scene.sky.aerial(fogged, r, h.t)
         }
     };
+    let mirror = clouds::through(
+        scene,
+        world,
+        mirror_ray.origin,
+        r,
+        mirror_hit.map_or(f32::INFINITY, |h| h.t),
+        mirror,
+        rng,
+        MIRROR_STREAMS,
+        rays,
+    );
 
     // Below: the refracted ray to the bottom, if the bottom is there.
     let below = match refract(ray.dir, n, 1.0 / WATER_INDEX) {
@@ -252,8 +282,14 @@ fn lights(
 ) -> (Vec3, Vec3) {
     let (p, n, ng) = (hit.point, hit.normal, hit.geometric_normal);
     let sun = &scene.sun;
-    let sun_e = light::sun_light(occluded, sun, p, n, ng, rng, rays);
-    let sky_l = light::sky_light(occluded, &scene.sky, &scene.sky_light, p, n, ng, rng, rays);
+    let mut sun_e = light::sun_light(occluded, sun, p, n, ng, rng, rays);
+    let mut sky_l = light::sky_light(occluded, &scene.sky, &scene.sky_light, p, n, ng, rng, rays);
+    if !scene.clouds.is_empty() {
+        if sun_e != Vec3::ZERO {
+            sun_e *= clouds::sun_share(scene, p, rng);
+        }
+        sky_l *= clouds::sky_share(scene, p, rng);
+    }
     (sun_e, sky_l)
 }
 

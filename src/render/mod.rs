@@ -2,6 +2,7 @@
 //! each pixel's samples use random numbers from hash(seed, pixel, sample),
 //! so the result is the same bit for bit for any thread count or order.
 
+mod clouds;
 pub mod direct;
 pub mod framebuffer;
 pub mod light;
@@ -277,7 +278,7 @@ impl Gather {
     fn of(scene: &Scene) -> Gather {
         match scene.integrator {
             crate::scene::Integrator::Direct => Gather::Direct,
-            crate::scene::Integrator::Path { bounces } => Gather::Path {
+            crate::scene::Integrator::Path { bounces, .. } => Gather::Path {
                 bounces,
                 sky_map: skymap::SkyMap::of(&scene.sky),
             },
@@ -578,7 +579,10 @@ mod tests {
                 rock.analytic = true;
             }
             if path {
-                scene.integrator = crate::scene::Integrator::Path { bounces: 3 };
+                scene.integrator = crate::scene::Integrator::Path {
+                    bounces: 3,
+                    volume_bounces: 16,
+                };
             }
             let sky_map = skymap::SkyMap::of(&scene.sky);
             let world = World::build(&scene);
@@ -668,7 +672,10 @@ mod tests {
         scene.sky_light.distance = 1e7;
         scene.sky_light.samples = 8;
         let (direct, e_direct) = image_means(&scene, 8);
-        scene.integrator = crate::scene::Integrator::Path { bounces: 0 };
+        scene.integrator = crate::scene::Integrator::Path {
+            bounces: 0,
+            volume_bounces: 16,
+        };
         let (path, e_path) = image_means(&scene, 8);
         let error = (e_direct * e_direct + e_path * e_path).sqrt();
         assert!(
@@ -688,7 +695,10 @@ mod tests {
             "sun": {"intensity": 0}
         }"#;
         let mut scene = crate::scene::parse(src, "flat.json", std::path::Path::new(".")).unwrap();
-        scene.integrator = crate::scene::Integrator::Path { bounces };
+        scene.integrator = crate::scene::Integrator::Path {
+            bounces,
+            volume_bounces: 16,
+        };
         scene
     }
 
@@ -707,9 +717,15 @@ mod tests {
 
         let mut valley = uniform_sky(small_scene(), 0.6, 0.7);
         (valley.image.width, valley.image.height) = (32, 18);
-        valley.integrator = crate::scene::Integrator::Path { bounces: 0 };
+        valley.integrator = crate::scene::Integrator::Path {
+            bounces: 0,
+            volume_bounces: 16,
+        };
         let (none, e0) = image_means(&valley, 4);
-        valley.integrator = crate::scene::Integrator::Path { bounces: 2 };
+        valley.integrator = crate::scene::Integrator::Path {
+            bounces: 2,
+            volume_bounces: 16,
+        };
         let (two, e2) = image_means(&valley, 4);
         assert!(
             two - none > 5.0 * (e0 * e0 + e2 * e2).sqrt(),
@@ -747,7 +763,10 @@ mod tests {
     #[test]
     fn adaptive_sampling_stops_quiet_pixels_and_keeps_regions_exact() {
         let mut scene = small_scene();
-        scene.integrator = crate::scene::Integrator::Path { bounces: 1 };
+        scene.integrator = crate::scene::Integrator::Path {
+            bounces: 1,
+            volume_bounces: 16,
+        };
         (scene.image.width, scene.image.height, scene.image.samples) = (48, 32, 64);
         let (_, all) = rendered(&scene);
         assert_eq!(all.samples, 48 * 32 * 64);

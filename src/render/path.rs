@@ -30,14 +30,16 @@
 
 use glam::Vec3;
 
+use super::clouds;
 use super::direct::sun_disc;
 use super::light::{ray_offset, sun_probe_with, Probe, ProbeBatch};
 use super::sampler::SampleRng;
 use super::skymap::{emission, SkyMap};
 use super::water::{self, first_surface, FOAM_ALBEDO};
 use crate::ray::Ray;
-use crate::sampling::cosine_hemisphere;
+use crate::sampling::{cosine_hemisphere, sample_cone};
 use crate::scene::Scene;
+use crate::shade::clouds::{phase, sample_phase, ALBEDO};
 use crate::shade::water::{fresnel, mirror, refract, surface_offset, WATER_INDEX};
 use crate::world::Viewed;
 
@@ -49,6 +51,9 @@ const SKY: u64 = 1;
 const BOUNCE: u64 = 2;
 const ROULETTE: u64 = 3;
 const FOAM: u64 = 4;
+const CLOUD: u64 = 5;
+const CLOUD_SUN: u64 = 6;
+const CLOUD_SKY: u64 = 7;
 
 #[inline]
 fn stream(depth: u32, k: u64) -> u64 {
@@ -75,8 +80,10 @@ struct Path {
     pdf: f32,
     /// Whether `ray` runs under the water (refracted into it).
     in_water: bool,
-    /// Whether the path has bounced off a diffuse surface.
+    /// Whether the path has bounced off a diffuse surface or scattered.
     diffuse: bool,
+    /// Scattering events in clouds so far (of `depth` vertices).
+    scatters: u32,
 }
 
 /// The power heuristic (β = 2) weight of a strategy with density `a`
@@ -126,6 +133,7 @@ pub(super) fn trace_paths(
             pdf: 0.0,
             in_water: false,
             diffuse: false,
+            scatters: 0,
         })
         .collect();
     let slot = |p: &Path| cameras[p.sample].0;
@@ -203,6 +211,16 @@ fn step(
 ) {
     let sun = &scene.sun;
     let dir = ray.dir;
+    // A collision in a cloud before the surface (or the sky) scatters the
+    // path there.
+    if !scene.clouds.is_empty() && !path.in_water {
+        let t_max = first.as_ref().map_or(f32::INFINITY, |f| f.0.t);
+        let mut u = clouds::uniforms(rng, stream(path.depth, CLOUD));
+        if let Some(s) = scene.clouds.collide(ray.origin, dir, t_max, &mut u) {
+            scatter_in_cloud(scene, sky_map, path, ray, s, rng, out, shadow, next);
+            return;
+        }
+    }
     let Some((surface, on_water)) = first else {
         // Out to the sky.
         if path.in_water {
@@ -238,24 +256,8 @@ fn step(
             beta *= through;
         }
     }
-    // Fog on the segment.
-    let fog = &scene.fog;
-    if fog.density > 0.0 {
-        let keep = (-fog.optical_depth(ray.origin.y, dir.y, surface.t)).exp();
-        let color = fog
-            .color
-            .unwrap_or_else(|| scene.sky.radiance(dir, sun.direction, sun.radiance));
-        *out += beta * color * (1.0 - keep);
-        beta *= keep;
-    }
-    // The air on the segment (the physical atmosphere's aerial
-    // perspective, tabulated from the camera, used for every segment).
-    if let crate::shade::Sky::Atmosphere(a) = &scene.sky {
-        let (through, light) = a.model.aerial(dir, surface.t);
-        *out += beta * light * a.scale;
-        beta *= through;
-    }
-    if path.depth > bounces {
+    beta = segment_air(scene, ray, surface.t, beta, out);
+    if path.depth - path.scatters > bounces {
         return; // a last bounce ray only looks for light
     }
     let depth = path.depth;
@@ -304,6 +306,15 @@ fn step(
         }
     };
 
+    // Light through the clouds toward `l` (an estimate; 1 without clouds).
+    let clouds_through = |l: Vec3, k: u64| {
+        if scene.clouds.is_empty() {
+            return 1.0;
+        }
+        let mut u = clouds::uniforms(rng, stream(depth, k));
+        scene.clouds.transmittance(p, l, f32::INFINITY, &mut u)
+    };
+
     // The sun.
     if sun.radiance != Vec3::ZERO {
         let u = || rng.sobol(stream(depth, SUN));
@@ -317,10 +328,13 @@ fn step(
                 1.0
             };
             let l = probe.dir;
-            shadow(
-                probe,
-                beta * bsdf(l) * sun.radiance * (cos * weight * through(l)),
-            );
+            let tr = clouds_through(l, CLOUD_SUN);
+            if tr > 0.0 {
+                shadow(
+                    probe,
+                    beta * bsdf(l) * sun.radiance * (cos * weight * through(l) * tr),
+                );
+            }
         }
     }
 
@@ -336,10 +350,15 @@ fn step(
                 dir: l,
                 t_max: f32::INFINITY,
             };
-            shadow(
-                probe,
-                beta * bsdf(l) * emission(&scene.sky, l) * (cos / pdf * weight * through(l)),
-            );
+            let tr = clouds_through(l, CLOUD_SKY);
+            if tr > 0.0 {
+                shadow(
+                    probe,
+                    beta * bsdf(l)
+                        * emission(&scene.sky, l)
+                        * (cos / pdf * weight * through(l) * tr),
+                );
+            }
         }
     }
 
@@ -369,6 +388,125 @@ fn step(
         pdf,
         in_water: false,
         diffuse: true,
+        ..*path
+    });
+}
+
+/// Fog and air over the `t` units of `ray`'s segment: the light they
+/// scatter into `out` (times `beta`), and `beta` dimmed by them.
+#[inline]
+fn segment_air(scene: &Scene, ray: &Ray, t: f32, mut beta: Vec3, out: &mut Vec3) -> Vec3 {
+    let (sun, dir) = (&scene.sun, ray.dir);
+    let fog = &scene.fog;
+    if fog.density > 0.0 {
+        let keep = (-fog.optical_depth(ray.origin.y, dir.y, t)).exp();
+        let color = fog
+            .color
+            .unwrap_or_else(|| scene.sky.radiance(dir, sun.direction, sun.radiance));
+        *out += beta * color * (1.0 - keep);
+        beta *= keep;
+    }
+    // The air on the segment (the physical atmosphere's aerial
+    // perspective, tabulated from the camera, used for every segment).
+    if let crate::shade::Sky::Atmosphere(a) = &scene.sky {
+        let (through, light) = a.model.aerial(dir, t);
+        *out += beta * light * a.scale;
+        beta *= through;
+    }
+    beta
+}
+
+/// The path's scattering in a cloud `s` units along `ray`: the fog and
+/// air before it, next-event estimation of the sun and the sky through
+/// the clouds (phase function against their densities by the power
+/// heuristic), and a direction drawn from the phase function.
+#[allow(clippy::too_many_arguments)]
+fn scatter_in_cloud(
+    scene: &Scene,
+    sky_map: &SkyMap,
+    path: &Path,
+    ray: &Ray,
+    s: f32,
+    rng: &SampleRng,
+    out: &mut Vec3,
+    shadow: &mut impl FnMut(Probe, Vec3),
+    next: &mut Vec<Path>,
+) {
+    let dir = ray.dir;
+    let beta = segment_air(scene, ray, s, path.beta, out) * ALBEDO;
+    let p = ray.origin + dir * s;
+    let depth = path.depth;
+    let sun = &scene.sun;
+    let through = |l: Vec3, k: u64| {
+        let mut u = clouds::uniforms(rng, stream(depth, k));
+        scene.clouds.transmittance(p, l, f32::INFINITY, &mut u)
+    };
+    let probe = |l: Vec3| Probe {
+        p,
+        ng: l,
+        dir: l,
+        t_max: f32::INFINITY,
+    };
+    if sun.radiance != Vec3::ZERO {
+        let l = if sun.angular_radius > 0.0 {
+            sample_cone(
+                sun.direction,
+                sun.angular_radius,
+                rng.sobol(stream(depth, SUN)),
+            )
+        } else {
+            sun.direction
+        };
+        let ph = phase(dir.dot(l), 1.0);
+        let weight = if sun.angular_radius > 0.0 {
+            power(1.0 / sun_solid_angle(sun.angular_radius), ph)
+        } else {
+            1.0
+        };
+        let tr = through(l, CLOUD_SUN);
+        if tr > 0.0 {
+            shadow(probe(l), beta * sun.radiance * (ph * weight * tr));
+        }
+    }
+    if let Some((l, pdf)) = sky_map.sample(|| rng.sobol(stream(depth, SKY))) {
+        if pdf > 0.0 {
+            let ph = phase(dir.dot(l), 1.0);
+            let tr = through(l, CLOUD_SKY);
+            if tr > 0.0 {
+                let weight = power(pdf, ph);
+                shadow(
+                    probe(l),
+                    beta * emission(&scene.sky, l) * (ph / pdf * weight * tr),
+                );
+            }
+        }
+    }
+    let limit = match scene.integrator {
+        crate::scene::Integrator::Path { volume_bounces, .. } => volume_bounces,
+        crate::scene::Integrator::Direct => 0,
+    };
+    if path.scatters >= limit {
+        return;
+    }
+    let wi = sample_phase(dir, rng.sobol(stream(depth, BOUNCE)));
+    let pdf = phase(dir.dot(wi), 1.0);
+    let mut beta = beta;
+    if depth >= 2 {
+        let survive = survival(beta);
+        if rng.sobol(stream(depth, ROULETTE)).0 >= survive {
+            return;
+        }
+        beta /= survive;
+    }
+    next.push(Path {
+        origin: p,
+        dir: wi,
+        beta,
+        depth: depth + 1,
+        pdf,
+        in_water: false,
+        diffuse: true,
+        scatters: path.scatters + 1,
         ..*path
     });
 }

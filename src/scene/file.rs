@@ -65,6 +65,13 @@ pub struct SceneFile {
     /// Distance fog that fades into the sky colour.
     #[serde(default)]
     pub fog: FogFile,
+    /// Cloud layers: volumes of noise between two altitudes.
+    #[serde(default)]
+    pub clouds: Vec<CloudFile>,
+    /// Seconds since the start, for things that move by themselves (the
+    /// clouds' wind); an animation adds frame / fps. Default 0.
+    #[serde(default)]
+    pub time: f64,
     /// How light is gathered: `direct` (sun and sky, default) or `path`
     /// (bounce light).
     #[serde(default)]
@@ -178,7 +185,17 @@ pub enum IntegratorFile {
         /// as `direct` without its occlusion distance). Default 2.
         #[serde(default = "default_bounces")]
         bounces: u32,
+        /// Scattering events in clouds a path may take, 0..=1024 (they are
+        /// not bounces). Each is another walk through the clouds, so
+        /// thick clouds cost in proportion; past the limit a cloud's light
+        /// stops short of its higher orders (it darkens). Default 16.
+        #[serde(default = "default_volume_bounces")]
+        volume_bounces: u32,
     },
+}
+
+fn default_volume_bounces() -> u32 {
+    16
 }
 
 fn default_bounces() -> u32 {

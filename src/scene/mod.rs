@@ -89,6 +89,8 @@ pub struct Scene {
     pub sky_light: SkyLight,
     /// Fog.
     pub fog: Fog,
+    /// Cloud layers (none: an empty list).
+    pub clouds: crate::shade::clouds::Clouds,
     /// A water plane, if any.
     pub water: Option<crate::shade::Water>,
     /// How light is gathered.
@@ -105,6 +107,8 @@ pub enum Integrator {
     Path {
         /// Bounces after the first surface.
         bounces: u32,
+        /// Scattering events in clouds.
+        volume_bounces: u32,
     },
 }
 

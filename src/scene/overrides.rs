@@ -31,6 +31,8 @@ pub struct Overrides {
     pub sun_elevation: Option<f64>,
     /// `sun.azimuth`, degrees.
     pub sun_azimuth: Option<f64>,
+    /// Seconds added to `time` (an animation frame's).
+    pub time: Option<f64>,
     /// `camera.position`, world units.
     pub position: Option<[f64; 3]>,
     /// `camera.look_at`, world units.
@@ -61,6 +63,7 @@ impl Overrides {
             fov: pose.fov,
             sun_elevation: pose.sun.map(|s| s.0),
             sun_azimuth: pose.sun.map(|s| s.1),
+            time: Some(pose.time),
             ..Overrides::default()
         }
     }
@@ -80,6 +83,7 @@ impl Overrides {
             exposure: or(&top.exposure, &self.exposure),
             sun_elevation: or(&top.sun_elevation, &self.sun_elevation),
             sun_azimuth: or(&top.sun_azimuth, &self.sun_azimuth),
+            time: or(&top.time, &self.time),
             position: or(&top.position, &self.position),
             look_at: or(&top.look_at, &self.look_at),
             up: or(&top.up, &self.up),
@@ -121,6 +125,9 @@ impl Overrides {
         }
         set(&mut file.sun.elevation, self.sun_elevation);
         set(&mut file.sun.azimuth, self.sun_azimuth);
+        if let Some(t) = self.time {
+            file.time += t;
+        }
         let camera = &mut file.camera;
         set(&mut camera.position, self.position);
         set(&mut camera.look_at, self.look_at);

@@ -12,7 +12,7 @@ use crate::camera::CameraSettings;
 use crate::check::{above, count, within, Check, Files};
 use crate::population::file::validate_population;
 use crate::rock::file::{validate_rock, validate_scatter};
-use crate::shade::file::{check_sun_and_sky, Eye, Shore};
+use crate::shade::file::{check_sun_and_sky, CloudContext, Eye, Shore};
 use crate::shade::SkyFile;
 use crate::terrain::Generator;
 
@@ -74,6 +74,29 @@ pub fn validate(raw: &SceneFile, files: &Files) -> Check<Scene> {
             r.check(terrain.size, terrain.resolution, terrain.height, sea)
         })
         .transpose()?;
+    let time = within("time", raw.time, -1e9, 1e9)?;
+    let cloud_context = CloudContext {
+        height: terrain.height,
+        seed: raw.seed,
+        time,
+        planet: terrain
+            .planet_radius
+            .unwrap_or(crate::shade::atmosphere::BOTTOM / units),
+    };
+    if raw.clouds.len() > 8 {
+        return Err(crate::check::Invalid::new(
+            "clouds",
+            format!("must list at most 8 layers, got {}", raw.clouds.len()),
+        ));
+    }
+    let clouds = crate::shade::clouds::Clouds {
+        layers: raw
+            .clouds
+            .iter()
+            .enumerate()
+            .map(|(k, c)| c.check(k, cloud_context))
+            .collect::<Check<Vec<_>>>()?,
+    };
     let animation = raw
         .animation
         .as_ref()
@@ -99,11 +122,16 @@ pub fn validate(raw: &SceneFile, files: &Files) -> Check<Scene> {
         sky,
         sky_light,
         fog,
+        clouds,
         water,
         integrator: match raw.integrator {
             IntegratorFile::Direct => Integrator::Direct,
-            IntegratorFile::Path { bounces } => Integrator::Path {
+            IntegratorFile::Path {
+                bounces,
+                volume_bounces,
+            } => Integrator::Path {
                 bounces: count("integrator.bounces", bounces, 0, MAX_BOUNCES)?,
+                volume_bounces: count("integrator.volume_bounces", volume_bounces, 0, 1024)?,
             },
         },
     })

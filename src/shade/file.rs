@@ -416,6 +416,121 @@ pub struct FogFile {
     pub base_height: f64,
 }
 
+/// A cloud layer: a heterogeneous medium between two altitudes, shaped
+/// by noise.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CloudFile {
+    /// `cumulus` (heaped, flat-based), `stratus` (a grey sheet), `cirrus`
+    /// (thin high wisps) or `uniform` (constant density: a slab of haze;
+    /// coverage and scale do not apply). Default cumulus.
+    #[serde(rename = "type", default)]
+    pub kind: CloudKind,
+    /// Height of the layer's floor, world units (the planet's curve
+    /// lowers it with distance). Default: 1.3 × the terrain's height for
+    /// cumulus and stratus, 4 × for cirrus.
+    pub altitude: Option<f64>,
+    /// Thickness of the layer, world units, > 0. Default: 0.6, 0.25 or
+    /// 0.1 × the terrain's height (cumulus, stratus, cirrus).
+    pub thickness: Option<f64>,
+    /// Share of the sky covered, 0..=1. Default 0.45, 0.85, 0.4.
+    pub coverage: Option<f64>,
+    /// Extinction per world unit in a cloud's heart, > 0. Default: an
+    /// optical thickness of 40, 12 or 1 across the layer.
+    pub density: Option<f64>,
+    /// Size of one cloud, world units, > 0. Default 2, 4 or 20 × the
+    /// thickness.
+    pub scale: Option<f64>,
+    /// Seed of the layer's noise. Default: the scene's seed plus the
+    /// layer's index.
+    pub seed: Option<u64>,
+    /// Wind [x, z], world units per second: the clouds drift by
+    /// `time` × wind (and with an animation's frames). Default [0, 0].
+    #[serde(default)]
+    pub wind: [f64; 2],
+}
+
+/// The types of cloud.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CloudKind {
+    /// Heaped clouds with flat bases and rounded tops.
+    #[default]
+    Cumulus,
+    /// A grey sheet, nearly unbroken.
+    Stratus,
+    /// Thin, high wisps.
+    Cirrus,
+    /// Constant density between the altitudes: a slab of haze.
+    Uniform,
+}
+
+/// What cloud defaults follow: the terrain and the scene.
+#[derive(Debug, Clone, Copy)]
+pub struct CloudContext {
+    /// The terrain's height, world units.
+    pub height: f64,
+    /// The scene's seed.
+    pub seed: u64,
+    /// Seconds of wind.
+    pub time: f64,
+    /// The planet's radius, world units.
+    pub planet: f64,
+}
+
+impl CloudFile {
+    /// Layer `index` (at `clouds[index]`), checked and baked.
+    pub fn check(&self, index: usize, cx: CloudContext) -> Check<super::clouds::Layer> {
+        use super::clouds::{Kind, Layer, LayerSpec};
+        let at = |f: &str| format!("clouds[{index}].{f}");
+        let (kind, alt, thick, cover, tau, scale) = match self.kind {
+            CloudKind::Cumulus => (Kind::Cumulus, 1.3, 0.6, 0.45, 40.0, 2.0),
+            CloudKind::Stratus => (Kind::Stratus, 1.3, 0.25, 0.85, 12.0, 4.0),
+            CloudKind::Cirrus => (Kind::Cirrus, 4.0, 0.1, 0.4, 1.0, 20.0),
+            CloudKind::Uniform => (Kind::Uniform, 1.3, 0.1, 1.0, 1.0, 1.0),
+        };
+        let h = cx.height.max(1.0);
+        let altitude = match self.altitude {
+            Some(a) => within(&at("altitude"), a, -1e7, 1e7)?,
+            None => alt * h,
+        };
+        let thickness = match self.thickness {
+            Some(t) => above(&at("thickness"), t, 0.0, 1e7)?,
+            None => thick * h,
+        };
+        let coverage = match self.coverage {
+            Some(c) => within(&at("coverage"), c, 0.0, 1.0)?,
+            None => cover,
+        };
+        let density = match self.density {
+            Some(d) => above(&at("density"), d, 0.0, 1e6)?,
+            None => tau / thickness,
+        };
+        let size = match self.scale {
+            Some(s) => above(&at("scale"), s, 0.0, 1e7)?,
+            None => scale * thickness,
+        };
+        let wind = [
+            finite(&at("wind[0]"), self.wind[0])?,
+            finite(&at("wind[1]"), self.wind[1])?,
+        ];
+        Ok(Layer::new(&LayerSpec {
+            kind,
+            altitude: altitude as f32,
+            thickness: thickness as f32,
+            coverage: coverage as f32,
+            density: density as f32,
+            scale: size as f32,
+            seed: self
+                .seed
+                .unwrap_or_else(|| cx.seed.wrapping_add(index as u64)),
+            wind: glam::Vec2::new(wind[0] as f32, wind[1] as f32),
+            time: cx.time as f32,
+            planet: cx.planet as f32,
+        }))
+    }
+}
+
 /// A water plane at a height, seen from above.
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]

@@ -3,6 +3,7 @@
 
 pub mod atmosphere;
 pub mod brdf;
+pub mod clouds;
 pub mod file;
 pub mod layers;
 pub mod material;
@@ -10,7 +11,7 @@ pub mod sky;
 pub mod tonemap;
 pub mod water;
 
-pub use file::{FogFile, MaterialFile, SkyFile, SkyLightFile, SunFile, WaterFile};
+pub use file::{CloudFile, FogFile, MaterialFile, SkyFile, SkyLightFile, SunFile, WaterFile};
 pub use material::{Material, SurfacePoint};
 pub use sky::Sky;
 pub use tonemap::Tonemap;

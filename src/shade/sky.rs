@@ -426,6 +426,17 @@ impl Sky {
         }
     }
 
+    /// Transmittance of the air between the eye and a point `distance`
+    /// world units along unit direction `d` (1 but for the physical
+    /// atmosphere).
+    #[inline]
+    pub fn air_transmittance(&self, d: Vec3, distance: f32) -> Vec3 {
+        match self {
+            Sky::Atmosphere(a) => a.model.aerial(d, distance).0,
+            _ => Vec3::ONE,
+        }
+    }
+
     /// Strength of the sky's light on surfaces.
     pub fn ambient_strength(&self) -> f32 {
         match self {
