@@ -25,6 +25,9 @@ pub const STREAM_VIEW: u64 = 0xC1_00;
 pub const STREAM_SCATTER_SUN: u64 = 0xC1_01;
 pub const STREAM_SURFACE_SUN: u64 = 0xC1_02;
 pub const STREAM_SURFACE_SKY: u64 = 0xC1_03;
+/// The point of a fog's sun scattering, and the walk from it to the sun.
+pub const STREAM_FOG: u64 = 0xC1_04;
+pub const STREAM_FOG_SUN: u64 = 0xC1_05;
 
 /// Octaves of the multiple-scattering approximation.
 const OCTAVES: i32 = 3;
@@ -66,13 +69,13 @@ pub fn through(
     if let Some(s) = walk.point {
         let p = origin + dir * s;
         let light = scattered(scene, world, p, dir, rng, stream, rays);
-        let fog = &scene.fog;
-        let keep = if fog.density > 0.0 {
-            (-fog.optical_depth(origin.y, dir.y, s)).exp()
-        } else {
-            1.0
-        };
-        l += light * (walk.weight * keep) * scene.sky.air_transmittance(dir, s);
+        // The fog and the air between the eye and the cloud: a far cloud
+        // fades into the haze as the land does.
+        let sun = &scene.sun;
+        let fogged = scene.fog.apply(light, origin.y, dir.y, s, || {
+            scene.sky.radiance(dir, sun.direction, sun.radiance)
+        });
+        l += scene.sky.aerial(fogged, dir, s) * walk.weight;
     }
     l
 }
@@ -148,4 +151,50 @@ pub fn sky_share(scene: &Scene, p: Vec3, rng: &SampleRng) -> f32 {
         &mut uniforms(rng, STREAM_SURFACE_SKY),
     );
     up + (1.0 - up) * OVERCAST
+}
+
+/// The sun's light the fog scatters toward the eye over the `t` units of
+/// the ray from `origin` along unit `dir`: single scattering at one point
+/// drawn in proportion to the fog's scattering (uniform in optical depth),
+/// lit where a shadow ray finds the sun and dimmed by the clouds. An
+/// unbiased estimate of ∫ T(s) σ(s) · share · p(θ) · E_sun · V(s) ds;
+/// `stream` offsets its random numbers; `rays` counts the shadow ray.
+#[allow(clippy::too_many_arguments)]
+pub fn fog_sun(
+    scene: &Scene,
+    world: &Viewed,
+    origin: Vec3,
+    dir: Vec3,
+    t: f32,
+    rng: &SampleRng,
+    stream: u64,
+    rays: &mut u64,
+) -> Vec3 {
+    let (fog, sun) = (&scene.fog, &scene.sun);
+    if fog.sun_scatter <= 0.0 || fog.density <= 0.0 || sun.radiance == Vec3::ZERO {
+        return Vec3::ZERO;
+    }
+    let tau = fog.optical_depth(origin.y, dir.y, t);
+    if !(tau > 0.0) {
+        return Vec3::ZERO;
+    }
+    let u = rng.pair(STREAM_FOG + stream, 0).0;
+    let Some(s) = fog.distance_at(origin.y, dir.y, u * tau) else {
+        return Vec3::ZERO;
+    };
+    let p = origin + dir * s.min(t);
+    *rays += 1;
+    if world.occluded(&Ray::new(p, sun.direction), f32::INFINITY) {
+        return Vec3::ZERO;
+    }
+    let clouds = if scene.clouds.is_empty() {
+        1.0
+    } else {
+        let mut u = uniforms(rng, STREAM_FOG_SUN + stream);
+        scene
+            .clouds
+            .transmittance(p, sun.direction, f32::INFINITY, &mut u)
+    };
+    let hg = crate::shade::clouds::henyey_greenstein(fog.anisotropy, dir.dot(sun.direction));
+    sun.radiance * ((1.0 - (-tau).exp()) * fog.sun_scatter * hg * clouds)
 }

@@ -151,7 +151,8 @@ fn shade(
     let fogged = scene
         .fog
         .apply(surface, ray.origin.y, ray.dir.y, first.t, sky);
-    let behind = scene.sky.aerial(fogged, ray.dir, first.t);
+    let shafts = clouds::fog_sun(scene, world, ray.origin, ray.dir, first.t, rng, 0, rays);
+    let behind = scene.sky.aerial(fogged + shafts, ray.dir, first.t);
     clouds::through(
         scene, world, ray.origin, ray.dir, first.t, behind, rng, 0, rays,
     )

@@ -217,7 +217,7 @@ fn step(
         let t_max = first.as_ref().map_or(f32::INFINITY, |f| f.0.t);
         let mut u = clouds::uniforms(rng, stream(path.depth, CLOUD));
         if let Some(s) = scene.clouds.collide(ray.origin, dir, t_max, &mut u) {
-            scatter_in_cloud(scene, sky_map, path, ray, s, rng, out, shadow, next);
+            scatter_in_cloud(scene, world, sky_map, path, ray, s, rng, out, shadow, next);
             return;
         }
     }
@@ -256,7 +256,7 @@ fn step(
             beta *= through;
         }
     }
-    beta = segment_air(scene, ray, surface.t, beta, out);
+    beta = segment_air(scene, world, path, ray, surface.t, beta, rng, out);
     if path.depth - path.scatters > bounces {
         return; // a last bounce ray only looks for light
     }
@@ -394,11 +394,36 @@ fn step(
 
 /// Fog and air over the `t` units of `ray`'s segment: the light they
 /// scatter into `out` (times `beta`), and `beta` dimmed by them.
+#[allow(clippy::too_many_arguments)]
 #[inline]
-fn segment_air(scene: &Scene, ray: &Ray, t: f32, mut beta: Vec3, out: &mut Vec3) -> Vec3 {
+fn segment_air(
+    scene: &Scene,
+    world: &Viewed,
+    path: &Path,
+    ray: &Ray,
+    t: f32,
+    mut beta: Vec3,
+    rng: &SampleRng,
+    out: &mut Vec3,
+) -> Vec3 {
     let (sun, dir) = (&scene.sun, ray.dir);
     let fog = &scene.fog;
     if fog.density > 0.0 {
+        // The sun's shafts through the fog (its own shadow ray, traced
+        // here rather than in the step's batch).
+        let mut shadow_rays = 0;
+        let streams = 0x100 * (path.depth as u64 + 1);
+        *out += beta
+            * clouds::fog_sun(
+                scene,
+                world,
+                ray.origin,
+                dir,
+                t,
+                rng,
+                streams,
+                &mut shadow_rays,
+            );
         let keep = (-fog.optical_depth(ray.origin.y, dir.y, t)).exp();
         let color = fog
             .color
@@ -423,6 +448,7 @@ fn segment_air(scene: &Scene, ray: &Ray, t: f32, mut beta: Vec3, out: &mut Vec3)
 #[allow(clippy::too_many_arguments)]
 fn scatter_in_cloud(
     scene: &Scene,
+    world: &Viewed,
     sky_map: &SkyMap,
     path: &Path,
     ray: &Ray,
@@ -433,7 +459,7 @@ fn scatter_in_cloud(
     next: &mut Vec<Path>,
 ) {
     let dir = ray.dir;
-    let beta = segment_air(scene, ray, s, path.beta, out) * ALBEDO;
+    let beta = segment_air(scene, world, path, ray, s, path.beta, rng, out) * ALBEDO;
     let p = ray.origin + dir * s;
     let depth = path.depth;
     let sun = &scene.sun;

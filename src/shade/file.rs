@@ -414,6 +414,15 @@ pub struct FogFile {
     pub height_falloff: f64,
     /// Height at which the fog has `density`, world units. Default 0.
     pub base_height: f64,
+    /// Share of the fog's extinction that scatters the sun's light toward
+    /// the eye, 0..=1: shafts of light through gaps in the clouds and
+    /// between peaks, and shadows cast through the haze (one shadow ray per
+    /// camera sample). 0 (default) keeps the fog its colour alone.
+    pub sun_scatter: f64,
+    /// Henyey–Greenstein asymmetry of that scattering, −0.95..=0.95:
+    /// toward 1 the shafts glow brightest looking toward the sun. Default
+    /// 0.6.
+    pub anisotropy: f64,
 }
 
 /// A cloud layer: a heterogeneous medium between two altitudes, shaped
@@ -595,6 +604,8 @@ impl Default for FogFile {
             color: None,
             height_falloff: 0.0,
             base_height: 0.0,
+            sun_scatter: 0.0,
+            anisotropy: 0.6,
         }
     }
 }
@@ -953,6 +964,8 @@ impl FogFile {
                 .transpose()?,
             height_falloff: within("fog.height_falloff", self.height_falloff, 0.0, 10.0)? as f32,
             base_height: within("fog.base_height", self.base_height, -1e7, 1e7)? as f32,
+            sun_scatter: within("fog.sun_scatter", self.sun_scatter, 0.0, 1.0)? as f32,
+            anisotropy: within("fog.anisotropy", self.anisotropy, -0.95, 0.95)? as f32,
         })
     }
 }

@@ -63,6 +63,10 @@ pub struct Fog {
     pub height_falloff: f32,
     /// Height where the density is `density`.
     pub base_height: f32,
+    /// Share of the extinction that scatters the sun toward the eye.
+    pub sun_scatter: f32,
+    /// Henyey–Greenstein asymmetry of that scattering.
+    pub anisotropy: f32,
 }
 
 impl Fog {
@@ -80,6 +84,25 @@ impl Fog {
         } else {
             start * (1.0 - (-a).exp()) / (k * dir_y)
         }
+    }
+
+    /// The distance along a ray from height `origin_y` (vertical direction
+    /// component `dir_y`) at which the optical depth reaches `tau`: the
+    /// inverse of [`Fog::optical_depth`], for drawing points in
+    /// proportion to the fog's scattering. None past the fog's total.
+    #[inline]
+    pub fn distance_at(&self, origin_y: f32, dir_y: f32, tau: f32) -> Option<f32> {
+        let k = self.height_falloff;
+        let start = self.density * (-k * (origin_y - self.base_height)).exp();
+        if start <= 0.0 {
+            return None;
+        }
+        let a = k * dir_y;
+        if a.abs() < 1e-6 {
+            return Some(tau / start);
+        }
+        let x = 1.0 - tau * a / start;
+        (x > 0.0).then(|| -x.ln() / a)
     }
 
     /// `surface` seen from `origin_y` along a ray with vertical component
@@ -122,6 +145,8 @@ mod tests {
             color,
             height_falloff: 0.0,
             base_height: 0.0,
+            sun_scatter: 0.0,
+            anisotropy: 0.0,
         }
     }
 
@@ -145,6 +170,8 @@ mod tests {
             color: None,
             height_falloff: 0.2,
             base_height: 3.0,
+            sun_scatter: 0.0,
+            anisotropy: 0.0,
         };
         for (y0, dy, t) in [
             (10.0f32, -0.3f32, 25.0f32),
@@ -165,6 +192,22 @@ mod tests {
                 (exact - numeric).abs() < 1e-4 * numeric.max(1.0),
                 "({y0}, {dy}, {t}): {exact} vs {numeric}"
             );
+        }
+        // The inverse: the distance at which each share of the depth is
+        // reached, back to that depth.
+        for (y0, dy, t) in [
+            (10.0f32, -0.3f32, 25.0f32),
+            (0.0, 0.5, 40.0),
+            (5.0, 0.0, 12.0),
+        ] {
+            let total = fog.optical_depth(y0, dy, t);
+            for share in [0.1f32, 0.5, 0.9] {
+                let s = fog
+                    .distance_at(y0, dy, share * total)
+                    .expect("within the fog");
+                let back = fog.optical_depth(y0, dy, s);
+                assert!((back / (share * total) - 1.0).abs() < 1e-4, "{back}");
+            }
         }
         // Fog thins with height: a horizontal ray high up sees less fog.
         assert!(fog.optical_depth(30.0, 0.0, 10.0) < fog.optical_depth(3.0, 0.0, 10.0));

@@ -4,7 +4,7 @@
 use crate::support::*;
 
 /// Renders `scene_text` and checks the failure.
-fn rejects(scene_text: &str, expected: &[&str]) {
+pub(crate) fn rejects(scene_text: &str, expected: &[&str]) {
     let (dir, scene) = scene_dir("bad.json", scene_text);
     let out = run_in(
         dir.path(),

@@ -4,6 +4,7 @@ mod animation;
 mod bad_input;
 mod bench;
 mod cli;
+mod clouds;
 mod diff;
 mod farm;
 mod fuzz_regressions;
