@@ -23,7 +23,10 @@ fn bad_clouds_and_air_name_the_field() {
     );
     rejects(&clouds("\"density\": -1"), &["clouds[0].density", "got -1"]);
     rejects(&clouds("\"type\": \"nimbus\""), &["nimbus", "cumulus"]);
-    rejects(&clouds("\"cover\": 0.3"), &["clouds[0].cover (line 4", "`coverage`"]);
+    rejects(
+        &clouds("\"cover\": 0.3"),
+        &["clouds[0].cover (line 4", "`coverage`"],
+    );
     let fog = format!("{{\n  {CAMERA},\n  \"fog\": {{ \"sun_scatter\": 2 }}\n}}");
     rejects(&fog, &["fog.sun_scatter (line 3", "got 2"]);
     let sky =

@@ -1,0 +1,178 @@
+"""Cycles against scree on a homogeneous medium: a slab of constant
+density over a flat grey ground, lit by the sun alone, path-traced.
+
+    python3 tools/peer-bench/cycles_medium.py [--scree target/release/scree] [--samples 1024]
+
+Writes scree's scene (`scenes`-style JSON: a `uniform` cloud layer 10..14
+units up, density 0.25, so an optical depth of 1 straight through; its
+two-lobe Henyey-Greenstein phase and albedo 0.99), exports the ground
+with `scree terrain --obj`, and renders the same in Cycles through the
+shared harness (`cycles_render.py`), adding before its render a box of
+the slab's size with the same medium: two Volume Scatter closures (0.75
+and 0.25 of the scattering, g 0.8 and -0.3) and a Volume Absorption (the
+1 %). Both render 16 bounces and 256 volume bounces, a black sky, a
+point sun. Prints mean radiance of each (linear EXR), their ratio, and
+the mean FLIP of the two pictures as `scree diff` measures it (both
+written through the same sRGB curve without a tone map).
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+PEERS = os.environ.get("PEERS", os.path.join(ROOT, "..", "shared", "bench", "cycles"))
+HARNESS = os.path.join(PEERS, "cycles_render.py")
+
+SLAB = {"bottom": 10.0, "top": 14.0, "density": float(os.environ.get("MEDIUM_DENSITY", "0.25")),
+        "side": float(os.environ.get("MEDIUM_SIDE", "600"))}
+CAMERA = {"position": [0, 30, -40], "look_at": [0, 0, 0], "fov": 50}
+SUN = {"elevation": 50, "azimuth": 200, "irradiance": 3.0}
+W, H = 240, 135
+
+
+def scree_scene(samples):
+    return {
+        "image": {"width": W, "height": H, "samples": samples, "tonemap": "none"},
+        "camera": {
+            "position": CAMERA["position"],
+            "look_at": CAMERA["look_at"],
+            "projection": {"type": "perspective", "fov": CAMERA["fov"]},
+        },
+        "terrain": {
+            "size": [600, 600],
+            "resolution": [9, 9],
+            "height": 0,
+            "material": {"type": "albedo", "color": [0.5, 0.5, 0.5]},
+        },
+        "sun": {
+            "elevation": SUN["elevation"],
+            "azimuth": SUN["azimuth"],
+            "intensity": SUN["irradiance"],
+            "color": [1, 1, 1],
+            "angular_diameter": 0,
+        },
+        "sky": {"type": "gradient", "zenith": [0, 0, 0], "horizon": [0, 0, 0],
+                "ground": [0, 0, 0], "ambient": 0},
+        "sky_light": {"samples": 0},
+        "fog": {"density": 0},
+        "clouds": [{"type": "uniform", "altitude": SLAB["bottom"],
+                    "thickness": SLAB["top"] - SLAB["bottom"], "density": SLAB["density"]}],
+        "integrator": {"type": "path", "bounces": 16, "volume_bounces": 256},
+    }
+
+
+VOLUME = '''
+def _medium():
+    import bpy
+    sc = bpy.context.scene
+    bpy.ops.mesh.primitive_cube_add(size=1.0)
+    box = bpy.context.active_object
+    # scree (x, y, z) -> Blender (x, z, y): the slab spans Blender z.
+    box.scale = ({side}, {side}, {top} - {bottom})
+    box.location = (0.0, 0.0, 0.5 * ({top} + {bottom}))
+    mat = bpy.data.materials.new("medium")
+    mat.use_nodes = True
+    nodes = mat.node_tree.nodes
+    nodes.clear()
+    out = nodes.new("ShaderNodeOutputMaterial")
+    add1 = nodes.new("ShaderNodeAddShader")
+    add2 = nodes.new("ShaderNodeAddShader")
+    links = mat.node_tree.links
+    parts = []
+    for g, share in ((0.8, 0.75), (-0.3, 0.25)):
+        s = nodes.new("ShaderNodeVolumeScatter")
+        s.inputs["Density"].default_value = {density} * 0.99 * share
+        s.inputs["Anisotropy"].default_value = g
+        parts.append(s)
+    a = nodes.new("ShaderNodeVolumeAbsorption")
+    a.inputs["Density"].default_value = {density} * 0.01
+    links.new(parts[0].outputs[0], add1.inputs[0])
+    links.new(parts[1].outputs[0], add1.inputs[1])
+    links.new(add1.outputs[0], add2.inputs[0])
+    links.new(a.outputs[0], add2.inputs[1])
+    links.new(add2.outputs[0], out.inputs["Volume"])
+    box.data.materials.append(mat)
+    mat.cycles.homogeneous_volume = True
+    cy = sc.cycles
+    cy.max_bounces = cy.diffuse_bounces = 16
+    cy.volume_bounces = 256
+    cy.transparent_max_bounces = 16
+    print(f"CYCLES_MEDIUM density={density} g=0.8x0.75,-0.3x0.25 albedo=0.99 "
+          f"max_bounces={{cy.max_bounces}} volume_bounces={{cy.volume_bounces}}", flush=True)
+'''
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--scree", default=os.path.join(ROOT, "target", "release", "scree"))
+    ap.add_argument("--samples", type=int, default=1024)
+    ap.add_argument("--blender", default="blender")
+    ap.add_argument("--keep", default=None, help="folder to keep the pictures in")
+    args = ap.parse_args()
+    work = args.keep or tempfile.mkdtemp()
+    os.makedirs(work, exist_ok=True)
+    scene = os.path.join(work, "medium.json")
+    json.dump(scree_scene(args.samples), open(scene, "w"), indent=1)
+    run = lambda cmd: subprocess.run(cmd, check=True, capture_output=True, text=True)
+    run([args.scree, "render", scene, "-q", "--format", "exr", "-o", os.path.join(work, "scree.exr")])
+    run([args.scree, "render", scene, "-q", "-o", os.path.join(work, "scree.png")])
+    run([args.scree, "terrain", scene, "--obj", os.path.join(work, "ground.obj")])
+    job = {
+        "meshes": [{"obj": "ground.obj", "albedo": [0.5, 0.5, 0.5]}],
+        "camera": CAMERA, "width": W, "height": H,
+        "sun": {**SUN, "color": [1, 1, 1], "angular_diameter": 0},
+        "sky": {"color": [0, 0, 0]},
+        "samples": args.samples, "bounces": 16, "threads": 2,
+        "output": "cycles.exr",
+    }
+    json.dump(job, open(os.path.join(work, "job.json"), "w"))
+    wrapper = os.path.join(work, "wrapper.py")
+    with open(wrapper, "w") as f:
+        f.write("import sys\n")
+        f.write(VOLUME.format(**SLAB))
+        f.write(f"source = open({HARNESS!r}).read()\n")
+        f.write("RENDER = 'bpy.ops.render.render(write_still=True)'\n")
+        f.write("source = source.replace(RENDER, '_medium()\\n' + RENDER)\n")
+        f.write(f"exec(compile(source, {HARNESS!r}, 'exec'), "
+                "{'__name__': '__main__', '__file__': " + repr(HARNESS) + ", '_medium': _medium})\n")
+        # The means, and Cycles' picture through the sRGB curve as a PNG.
+        f.write(f"""
+import bpy
+def mean(path):
+    img = bpy.data.images.load(path)
+    px = list(img.pixels)
+    n = len(px) // 4
+    return [sum(px[4 * k + c] for k in range(n)) / n for c in range(3)]
+c = mean({os.path.join(work, 'cycles.exr')!r})
+s = mean({os.path.join(work, 'scree.exr')!r})
+print('MEANS cycles', c, 'scree', s, flush=True)
+img = bpy.data.images.load({os.path.join(work, 'cycles.exr')!r})
+sc = bpy.context.scene
+sc.view_settings.view_transform = 'Standard'
+sc.render.image_settings.file_format = 'PNG'
+sc.render.image_settings.color_depth = '8'
+sc.render.image_settings.color_mode = 'RGB'
+img.save_render({os.path.join(work, 'cycles.png')!r}, scene=sc)
+""")
+    out = subprocess.run([args.blender, "-b", "--factory-startup", "--python", wrapper, "--", os.path.join(work, "job.json")],
+                         capture_output=True, text=True)
+    lines = [l for l in out.stdout.splitlines() if l.startswith(("CYCLES", "MEANS"))]
+    print("\n".join(lines))
+    if out.returncode != 0 or not any(l.startswith("MEANS") for l in lines):
+        sys.exit(out.stdout[-3000:] + out.stderr[-3000:])
+    means = [l for l in lines if l.startswith("MEANS")][0]
+    nums = [float(x.strip("[],")) for x in means.split() if x.strip("[],").replace(".", "", 1).replace("e-", "", 1).isdigit()]
+    c, s = nums[:3], nums[3:6]
+    lum = lambda v: 0.2126 * v[0] + 0.7152 * v[1] + 0.0722 * v[2]
+    print(f"mean radiance: cycles {lum(c):.5f} scree {lum(s):.5f} ratio {lum(s) / lum(c):.4f}")
+    diff = subprocess.run([args.scree, "diff", os.path.join(work, "cycles.png"), os.path.join(work, "scree.png"),
+                           "--threshold", "1", "--json", os.path.join(work, "diff.json")], capture_output=True, text=True)
+    metrics = json.load(open(os.path.join(work, "diff.json")))
+    flip = metrics.get("flip_mean", metrics.get("flip", {}))
+    print(f"FLIP {json.dumps(flip)}  (pictures in {work})")
+
+
+main()
