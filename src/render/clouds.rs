@@ -175,7 +175,7 @@ pub fn fog_sun(
         return Vec3::ZERO;
     }
     let tau = fog.optical_depth(origin.y, dir.y, t);
-    if !(tau > 0.0) {
+    if tau.is_nan() || tau <= 0.0 {
         return Vec3::ZERO;
     }
     let u = rng.pair(STREAM_FOG + stream, 0).0;
