@@ -83,10 +83,11 @@ pub fn validate(raw: &SceneFile, files: &Files) -> Check<Scene> {
             .planet_radius
             .unwrap_or(crate::shade::atmosphere::BOTTOM / units),
     };
-    if raw.clouds.len() > 8 {
+    let most = crate::shade::clouds::MAX_LAYERS;
+    if raw.clouds.len() > most {
         return Err(crate::check::Invalid::new(
             "clouds",
-            format!("must list at most 8 layers, got {}", raw.clouds.len()),
+            format!("must list at most {most} layers, got {}", raw.clouds.len()),
         ));
     }
     let clouds = crate::shade::clouds::Clouds {

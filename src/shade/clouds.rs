@@ -20,6 +20,7 @@
 
 use std::sync::Arc;
 
+use arrayvec::ArrayVec;
 use glam::{Vec2, Vec3};
 use rayon::prelude::*;
 
@@ -39,6 +40,8 @@ pub enum Kind {
     Uniform,
 }
 
+/// Most layers a scene may have (a camera ray orders them on the stack).
+pub const MAX_LAYERS: usize = 8;
 /// Baked cells across a tile, and up a layer.
 const CELLS: usize = 128;
 const LAYERS: usize = 32;
@@ -658,41 +661,14 @@ impl Clouds {
         for layer in &self.layers {
             let mut alive = true;
             layer.walk(o, d, t_max, uniform, &mut |_, sigma, m, uniform| {
-                tr *= 1.0 - sigma / m;
-                if tr < 0.1 {
-                    if uniform() < 0.5 {
-                        alive = false;
-                        return false;
-                    }
-                    tr *= 2.0;
-                }
-                true
+                alive = ratio_step(&mut tr, sigma / m, 0.1, uniform);
+                alive
             });
             if !alive {
                 return 0.0;
             }
         }
         tr
-    }
-
-    /// An unbiased estimate of the optical depth along the ray (the
-    /// track-length estimator: σ/majorant summed over the tentative
-    /// collisions).
-    pub fn optical_depth(
-        &self,
-        o: Vec3,
-        d: Vec3,
-        t_max: f32,
-        uniform: &mut impl FnMut() -> f32,
-    ) -> f32 {
-        let mut tau = 0.0;
-        for layer in &self.layers {
-            layer.walk(o, d, t_max, uniform, &mut |_, sigma, m, _| {
-                tau += sigma / m;
-                tau < 30.0
-            });
-        }
-        tau
     }
 
     /// One walk toward a light: the transmittance estimate (ratio
@@ -704,10 +680,7 @@ impl Clouds {
             layer.walk(o, d, f32::INFINITY, uniform, &mut |_, sigma, m, uniform| {
                 tau += sigma / m;
                 if tr > 0.0 {
-                    tr *= 1.0 - sigma / m;
-                    if tr < 0.1 {
-                        tr = if uniform() < 0.5 { 0.0 } else { tr * 2.0 };
-                    }
+                    ratio_step(&mut tr, sigma / m, 0.1, uniform);
                 }
                 // Past an optical depth of 30 nothing is left of any octave.
                 tau < 30.0
@@ -759,9 +732,10 @@ impl Clouds {
         // two layers sees the nearer's transmittance on the farther's
         // weights only when the nearer comes first in the list, so order
         // them by distance along the ray.
-        let mut order: Vec<(f32, &Layer)> = self
+        let mut order: ArrayVec<(f32, &Layer), MAX_LAYERS> = self
             .layers
             .iter()
+            .take(MAX_LAYERS)
             .filter_map(|l| {
                 l.spans(o, d, t_max)
                     .into_iter()
@@ -786,18 +760,10 @@ impl Clouds {
                         walk.point = Some(t);
                     }
                 }
-                walk.transmittance *= 1.0 - sigma / m;
-                if walk.transmittance < 0.05 {
-                    if uniform() < 0.5 {
-                        dead = true;
-                        return false;
-                    }
-                    walk.transmittance *= 2.0;
-                }
-                true
+                dead = !ratio_step(&mut walk.transmittance, sigma / m, 0.05, uniform);
+                !dead
             });
             if dead {
-                walk.transmittance = 0.0;
                 break;
             }
         }
@@ -815,6 +781,24 @@ impl Clouds {
             })
             .unwrap_or(1.0)
     }
+}
+
+/// One step of ratio tracking at a tentative collision whose density is
+/// `share` of the majorant: `tr` times the chance 1 − share that it was
+/// no collision; once under `floor`, Russian roulette keeps it (doubled)
+/// with chance ½. Returns false when the roulette ends the walk (`tr` is
+/// then 0).
+#[inline]
+fn ratio_step(tr: &mut f32, share: f32, floor: f32, uniform: &mut impl FnMut() -> f32) -> bool {
+    *tr *= 1.0 - share;
+    if *tr < floor {
+        if uniform() < 0.5 {
+            *tr = 0.0;
+            return false;
+        }
+        *tr *= 2.0;
+    }
+    true
 }
 
 /// What [`Clouds::view_walk`] found.
@@ -892,7 +876,7 @@ mod tests {
                 "{d}: {mean} vs {exact} (se {se})"
             );
             let tau: f64 = (0..n)
-                .map(|k| clouds.optical_depth(Vec3::ZERO, d, f32::INFINITY, &mut draws(k)) as f64)
+                .map(|k| clouds.light_walk(Vec3::ZERO, d, &mut draws(k)).1 as f64)
                 .sum::<f64>()
                 / n as f64;
             assert!((tau / (4.0 / d.y as f64) - 1.0).abs() < 0.02, "{tau}");
