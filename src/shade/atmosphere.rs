@@ -282,6 +282,11 @@ pub struct Atmosphere {
     sky: [Table; 2],
     /// Per slice: AP_ELEVATION × AP_AZIMUTH transmittance and in-scatter.
     aerial: Vec<(Table, Table)>,
+    /// Elevation of the eye's horizon, radians (below 0 above the ground).
+    horizon: f64,
+    /// The sun's direction flattened onto the ground, unit (None with the
+    /// sun straight up or down): the azimuths of lookups start from it.
+    sun_flat: Option<DVec3>,
 }
 
 /// Light gathered by a march from radius `r` along `mu` (azimuth `phi`
@@ -303,10 +308,13 @@ impl Atmosphere {
             let (r, mu) = transmittance_r_mu(u, v);
             transmittance_exact(&air, r, mu, 250)
         });
+        let eye = BOTTOM + altitude.clamp(0.0, TOP - BOTTOM - 1.0);
         let mut atmosphere = Atmosphere {
             air,
             sun,
-            eye: BOTTOM + altitude.clamp(0.0, TOP - BOTTOM - 1.0),
+            eye,
+            horizon: -(1.0 - (BOTTOM / eye).powi(2)).max(0.0).sqrt().asin(),
+            sun_flat: DVec3::new(sun.x, 0.0, sun.z).try_normalize(),
             units,
             reach,
             transmittance,
@@ -320,11 +328,6 @@ impl Atmosphere {
         atmosphere.sky = atmosphere.build_sky();
         atmosphere.aerial = atmosphere.build_aerial();
         atmosphere
-    }
-
-    /// Elevation of the eye's horizon, radians (below 0 above the ground).
-    fn horizon(&self) -> f64 {
-        -(1.0 - (BOTTOM / self.eye).powi(2)).max(0.0).sqrt().asin()
     }
 
     /// Transmittance to the top of the atmosphere from radius `r` along
@@ -462,7 +465,7 @@ impl Atmosphere {
     }
 
     fn build_sky(&self) -> [Table; 2] {
-        let horizon = self.horizon();
+        let horizon = self.horizon;
         [true, false].map(|above| {
             Table::build(SKY_AZIMUTH, SKY_ELEVATION / 2, |u, s| {
                 let v = if above { 0.5 + 0.5 * s } else { 0.5 - 0.5 * s };
@@ -484,7 +487,7 @@ impl Atmosphere {
     }
 
     fn build_aerial(&self) -> Vec<(Table, Table)> {
-        let horizon = self.horizon();
+        let horizon = self.horizon;
         let cells: Vec<Vec<(DVec3, DVec3)>> = (0..AP_ELEVATION * AP_AZIMUTH)
             .into_par_iter()
             .map(|k| {
@@ -525,8 +528,7 @@ impl Atmosphere {
     fn angles(&self, d: DVec3) -> (f64, f64) {
         let l = d.y.clamp(-1.0, 1.0).asin();
         let flat = DVec3::new(d.x, 0.0, d.z);
-        let sun_flat = DVec3::new(self.sun.x, 0.0, self.sun.z);
-        let phi = match (flat.try_normalize(), sun_flat.try_normalize()) {
+        let phi = match (flat.try_normalize(), self.sun_flat) {
             (Some(a), Some(b)) => a.dot(b).clamp(-1.0, 1.0).acos(),
             _ => 0.0,
         };
@@ -536,7 +538,7 @@ impl Atmosphere {
     /// Sky radiance along unit direction `d` per unit sun irradiance.
     pub fn sky(&self, d: Vec3) -> Vec3 {
         let (l, phi) = self.angles(d.as_dvec3());
-        let horizon = self.horizon();
+        let horizon = self.horizon;
         let (u, v) = sky_uv(l, horizon, phi);
         let c = if l >= horizon {
             self.sky[0].at(u, (v - 0.5) * 2.0)
@@ -555,7 +557,7 @@ impl Atmosphere {
             return (Vec3::ONE, Vec3::ZERO);
         }
         let (l, phi) = self.angles(d.as_dvec3());
-        let (u, v) = sky_uv(l, self.horizon(), phi);
+        let (u, v) = sky_uv(l, self.horizon, phi);
         // Slice k ends at reach · ((k + 1) / n)².
         let x = (metres / self.reach).sqrt() * AP_SLICES as f64 - 1.0;
         let (through, light) = if x < 0.0 {
