@@ -433,9 +433,8 @@ fn segment_air(
     }
     // The air on the segment (the physical atmosphere's aerial
     // perspective, tabulated from the camera, used for every segment).
-    if let crate::shade::Sky::Atmosphere(a) = &scene.sky {
-        let (through, light) = a.model.aerial(dir, t);
-        *out += beta * light * a.scale;
+    if let Some((through, light)) = scene.sky.air(dir, t) {
+        *out += beta * light;
         beta *= through;
     }
     beta

@@ -411,29 +411,27 @@ impl Sky {
     }
 
     /// The air between the eye and a point `distance` world units along
-    /// unit direction `d` from it: `surface` dimmed by the air and the
-    /// light the air scatters toward the eye added. Only the physical
-    /// atmosphere has air; every other sky leaves `surface` as it is (its
-    /// haze is the fog's).
+    /// unit direction `d` from it: (transmittance, radiance it scatters
+    /// toward the eye). Only the physical atmosphere has air; every other
+    /// sky has none (its haze is the fog's).
     #[inline]
-    pub fn aerial(&self, surface: Vec3, d: Vec3, distance: f32) -> Vec3 {
+    pub fn air(&self, d: Vec3, distance: f32) -> Option<(Vec3, Vec3)> {
         match self {
             Sky::Atmosphere(a) => {
                 let (through, light) = a.model.aerial(d, distance);
-                surface * through + light * a.scale
+                Some((through, light * a.scale))
             }
-            _ => surface,
+            _ => None,
         }
     }
 
-    /// Transmittance of the air between the eye and a point `distance`
-    /// world units along unit direction `d` (1 but for the physical
-    /// atmosphere).
+    /// `surface` seen through the air over `distance` along `d`
+    /// ([`Sky::air`]): dimmed, and the air's light added.
     #[inline]
-    pub fn air_transmittance(&self, d: Vec3, distance: f32) -> Vec3 {
-        match self {
-            Sky::Atmosphere(a) => a.model.aerial(d, distance).0,
-            _ => Vec3::ONE,
+    pub fn aerial(&self, surface: Vec3, d: Vec3, distance: f32) -> Vec3 {
+        match self.air(d, distance) {
+            Some((through, light)) => surface * through + light,
+            None => surface,
         }
     }
 
