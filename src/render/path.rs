@@ -370,13 +370,9 @@ fn step(
     }
     let pdf = cos * std::f32::consts::FRAC_1_PI;
     beta *= bsdf(wi) * (std::f32::consts::PI * through(wi));
-    if depth >= 2 {
-        let survive = survival(beta);
-        if rng.sobol(stream(depth, ROULETTE)).0 >= survive {
-            return;
-        }
-        beta /= survive;
-    }
+    let Some(beta) = roulette(beta, depth, rng) else {
+        return;
+    };
     if beta == Vec3::ZERO {
         return;
     }
@@ -515,14 +511,9 @@ fn scatter_in_cloud(
     }
     let wi = sample_phase(dir, rng.sobol(stream(depth, BOUNCE)));
     let pdf = phase(dir.dot(wi), 1.0);
-    let mut beta = beta;
-    if depth >= 2 {
-        let survive = survival(beta);
-        if rng.sobol(stream(depth, ROULETTE)).0 >= survive {
-            return;
-        }
-        beta /= survive;
-    }
+    let Some(beta) = roulette(beta, depth, rng) else {
+        return;
+    };
     next.push(Path {
         origin: p,
         dir: wi,
@@ -534,6 +525,18 @@ fn scatter_in_cloud(
         scatters: path.scatters + 1,
         ..*path
     });
+}
+
+/// Russian roulette at vertex `depth`, from the third surface or
+/// scattering on: the throughput of a path that goes on (divided by its
+/// chance, [`survival`]), or None where the path ends.
+#[inline]
+fn roulette(beta: Vec3, depth: u32, rng: &SampleRng) -> Option<Vec3> {
+    if depth < 2 {
+        return Some(beta);
+    }
+    let survive = survival(beta);
+    (rng.sobol(stream(depth, ROULETTE)).0 < survive).then(|| beta / survive)
 }
 
 /// The chance that a path of throughput `beta` goes on at Russian
