@@ -24,6 +24,7 @@ use arrayvec::ArrayVec;
 use glam::{Vec2, Vec3};
 use rayon::prelude::*;
 
+use super::layers::smoothstep;
 use crate::hash::hash3;
 
 /// Cloud types: profiles with height and shapes of noise.
@@ -210,12 +211,6 @@ fn worley_fbm(seed: u64, p: Vec3, n: i64) -> f32 {
 #[inline]
 fn remap(v: f32, lo: f32, hi: f32) -> f32 {
     ((v - lo) / (hi - lo)).clamp(0.0, 1.0)
-}
-
-#[inline]
-fn smoothstep(lo: f32, hi: f32, x: f32) -> f32 {
-    let t = remap(x, lo, hi);
-    t * t * (3.0 - 2.0 * t)
 }
 
 impl Kind {
