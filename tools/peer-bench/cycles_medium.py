@@ -14,7 +14,16 @@ and 0.25 of the scattering, g 0.8 and -0.3) and a Volume Absorption (the
 point sun. Prints mean radiance of each (linear EXR), their ratio, and
 the mean FLIP of the two pictures as `scree diff` measures it (both
 written through the same sRGB curve without a tone map).
+
+    python3 tools/peer-bench/cycles_medium.py --thin
+
+checks both renderers against the closed form instead: a black ground
+under an optically thin slab (density 0.005, optical depth 0.02 straight
+through), where the radiance at the view's centre is single scattering,
+albedo * p(theta) * E * density * path length, less its attenuation; higher
+orders add a few per cent.
 """
+import math
 import argparse
 import json
 import os
@@ -31,6 +40,28 @@ SLAB = {"bottom": 10.0, "top": 14.0, "density": float(os.environ.get("MEDIUM_DEN
 CAMERA = {"position": [0, 30, -40], "look_at": [0, 0, 0], "fov": 50}
 SUN = {"elevation": 50, "azimuth": 200, "irradiance": 3.0}
 W, H = 240, 135
+GROUND = 0.5
+
+
+def phase(cos_theta):
+    hg = lambda g: (1 - g * g) / (4 * math.pi * (1 + g * g - 2 * g * cos_theta) ** 1.5)
+    return 0.75 * hg(0.8) + 0.25 * hg(-0.3)
+
+
+def closed_form():
+    """Thin-slab single scattering at the view's centre, with its attenuation."""
+    cx, cy, cz = CAMERA["position"]
+    d = [-cx, -cy, -cz]
+    n = math.sqrt(sum(v * v for v in d))
+    d = [v / n for v in d]
+    el, az = math.radians(SUN["elevation"]), math.radians(SUN["azimuth"])
+    to_sun = [math.sin(az) * math.cos(el), math.sin(el), math.cos(az) * math.cos(el)]
+    # The light travels along -to_sun and leaves toward the eye along -d.
+    cos_theta = sum(a * b for a, b in zip(d, to_sun))
+    mu_v, mu_s = -d[1], to_sun[1]
+    tau = SLAB["density"] * (SLAB["top"] - SLAB["bottom"])
+    k = 1 / mu_v + 1 / mu_s
+    return 0.99 * phase(cos_theta) * SUN["irradiance"] * mu_s / (mu_s + mu_v) * (1 - math.exp(-tau * k))
 
 
 def scree_scene(samples):
@@ -45,7 +76,7 @@ def scree_scene(samples):
             "size": [600, 600],
             "resolution": [9, 9],
             "height": 0,
-            "material": {"type": "albedo", "color": [0.5, 0.5, 0.5]},
+            "material": {"type": "albedo", "color": [GROUND] * 3},
         },
         "sun": {
             "elevation": SUN["elevation"],
@@ -86,9 +117,13 @@ def _medium():
         s = nodes.new("ShaderNodeVolumeScatter")
         s.inputs["Density"].default_value = {density} * 0.99 * share
         s.inputs["Anisotropy"].default_value = g
+        # The node's colour multiplies its density; its default is 0.8.
+        s.inputs["Color"].default_value = (1.0, 1.0, 1.0, 1.0)
         parts.append(s)
     a = nodes.new("ShaderNodeVolumeAbsorption")
     a.inputs["Density"].default_value = {density} * 0.01
+    # Absorption's colour is what it lets through: black absorbs at the full density.
+    a.inputs["Color"].default_value = (0.0, 0.0, 0.0, 1.0)
     links.new(parts[0].outputs[0], add1.inputs[0])
     links.new(parts[1].outputs[0], add1.inputs[1])
     links.new(add1.outputs[0], add2.inputs[0])
@@ -111,7 +146,12 @@ def main():
     ap.add_argument("--samples", type=int, default=1024)
     ap.add_argument("--blender", default="blender")
     ap.add_argument("--keep", default=None, help="folder to keep the pictures in")
+    ap.add_argument("--thin", action="store_true", help="a thin slab on black ground, against the closed form")
     args = ap.parse_args()
+    global GROUND
+    if args.thin:
+        GROUND = 0.0
+        SLAB["density"] = 0.005
     work = args.keep or tempfile.mkdtemp()
     os.makedirs(work, exist_ok=True)
     scene = os.path.join(work, "medium.json")
@@ -121,7 +161,7 @@ def main():
     run([args.scree, "render", scene, "-q", "-o", os.path.join(work, "scree.png")])
     run([args.scree, "terrain", scene, "--obj", os.path.join(work, "ground.obj")])
     job = {
-        "meshes": [{"obj": "ground.obj", "albedo": [0.5, 0.5, 0.5]}],
+        "meshes": [{"obj": "ground.obj", "albedo": [GROUND] * 3}],
         "camera": CAMERA, "width": W, "height": H,
         "sun": {**SUN, "color": [1, 1, 1], "angular_diameter": 0},
         "sky": {"color": [0, 0, 0]},
@@ -145,6 +185,9 @@ def mean(path):
     img = bpy.data.images.load(path)
     px = list(img.pixels)
     n = len(px) // 4
+    w, h = img.size
+    centre = [px[4 * (y * w + x)] for y in range(h // 2 - 4, h // 2 + 4) for x in range(w // 2 - 4, w // 2 + 4)]
+    print('CENTRE', path.rsplit('/', 1)[-1], sum(centre) / len(centre), flush=True)
     return [sum(px[4 * k + c] for k in range(n)) / n for c in range(3)]
 c = mean({os.path.join(work, 'cycles.exr')!r})
 s = mean({os.path.join(work, 'scree.exr')!r})
@@ -159,7 +202,7 @@ img.save_render({os.path.join(work, 'cycles.png')!r}, scene=sc)
 """)
     out = subprocess.run([args.blender, "-b", "--factory-startup", "--python", wrapper, "--", os.path.join(work, "job.json")],
                          capture_output=True, text=True)
-    lines = [l for l in out.stdout.splitlines() if l.startswith(("CYCLES", "MEANS"))]
+    lines = [l for l in out.stdout.splitlines() if l.startswith(("CYCLES", "MEANS", "CENTRE"))]
     print("\n".join(lines))
     if out.returncode != 0 or not any(l.startswith("MEANS") for l in lines):
         sys.exit(out.stdout[-3000:] + out.stderr[-3000:])
@@ -168,6 +211,8 @@ img.save_render({os.path.join(work, 'cycles.png')!r}, scene=sc)
     c, s = nums[:3], nums[3:6]
     lum = lambda v: 0.2126 * v[0] + 0.7152 * v[1] + 0.0722 * v[2]
     print(f"mean radiance: cycles {lum(c):.5f} scree {lum(s):.5f} ratio {lum(s) / lum(c):.4f}")
+    if args.thin:
+        print(f"closed-form single scattering at the centre: {closed_form():.5f}")
     diff = subprocess.run([args.scree, "diff", os.path.join(work, "cycles.png"), os.path.join(work, "scree.png"),
                            "--threshold", "1", "--json", os.path.join(work, "diff.json")], capture_output=True, text=True)
     metrics = json.load(open(os.path.join(work, "diff.json")))
