@@ -16,7 +16,7 @@ use glam::Vec3;
 use super::sampler::SampleRng;
 use crate::ray::Ray;
 use crate::scene::Scene;
-use crate::shade::clouds::{phase, ALBEDO};
+use crate::shade::clouds::{Phase, ALBEDO};
 use crate::world::Viewed;
 
 /// Random-number streams: the view walk, the walk toward the sun from
@@ -66,9 +66,9 @@ pub fn through(
     }
     let walk = clouds.view_walk(origin, dir, t_max, &mut uniforms(rng, STREAM_VIEW + stream));
     let mut l = behind * walk.transmittance;
-    if let Some(s) = walk.point {
+    if let Some((s, phase)) = walk.point {
         let p = origin + dir * s;
-        let light = scattered(scene, world, p, dir, rng, stream, rays);
+        let light = scattered(scene, world, p, dir, phase, rng, stream, rays);
         // The fog and the air between the eye and the cloud: a far cloud
         // fades into the haze as the land does.
         let sun = &scene.sun;
@@ -80,13 +80,15 @@ pub fn through(
     l
 }
 
-/// Light a cloud at `p` scatters toward a viewer looking along `dir`,
-/// per unit of extinction.
+/// Light a cloud at `p` scatters by `phase` toward a viewer looking
+/// along `dir`, per unit of extinction.
+#[allow(clippy::too_many_arguments)]
 fn scattered(
     scene: &Scene,
     world: &Viewed,
     p: Vec3,
     dir: Vec3,
+    phase: Phase,
     rng: &SampleRng,
     stream: u64,
     rays: &mut u64,
@@ -103,10 +105,10 @@ fn scattered(
                 &mut uniforms(rng, STREAM_SCATTER_SUN + stream),
             );
             let c = dir.dot(sun.direction);
-            let mut sum = tr * phase(c, 1.0);
+            let mut sum = tr * phase.eval(c, 1.0);
             for i in 1..OCTAVES {
                 let k = 0.5f32.powi(i);
-                sum += k * phase(c, k) * (-tau * k).exp();
+                sum += k * phase.eval(c, k) * (-tau * k).exp();
             }
             light += sun.radiance * sum;
         }

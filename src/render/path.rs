@@ -39,7 +39,7 @@ use super::water::{self, first_surface, FOAM_ALBEDO};
 use crate::ray::Ray;
 use crate::sampling::{cosine_hemisphere, sample_cone};
 use crate::scene::Scene;
-use crate::shade::clouds::{phase, sample_phase, ALBEDO};
+use crate::shade::clouds::{Phase, ALBEDO};
 use crate::shade::water::{fresnel, mirror, refract, surface_offset, WATER_INDEX};
 use crate::world::Viewed;
 
@@ -216,8 +216,10 @@ fn step(
     if !scene.clouds.is_empty() && !path.in_water {
         let t_max = first.as_ref().map_or(f32::INFINITY, |f| f.0.t);
         let mut u = clouds::uniforms(rng, stream(path.depth, CLOUD));
-        if let Some(s) = scene.clouds.collide(ray.origin, dir, t_max, &mut u) {
-            scatter_in_cloud(scene, world, sky_map, path, ray, s, rng, out, shadow, next);
+        if let Some(hit) = scene.clouds.collide(ray.origin, dir, t_max, &mut u) {
+            scatter_in_cloud(
+                scene, world, sky_map, path, ray, hit, rng, out, shadow, next,
+            );
             return;
         }
     }
@@ -436,7 +438,8 @@ fn segment_air(
     beta
 }
 
-/// The path's scattering in a cloud `s` units along `ray`: the fog and
+/// The path's scattering in a cloud `s` units along `ray`, where the
+/// layer scatters by `phase`: the fog and
 /// air before it, next-event estimation of the sun and the sky through
 /// the clouds (phase function against their densities by the power
 /// heuristic), and a direction drawn from the phase function.
@@ -447,7 +450,7 @@ fn scatter_in_cloud(
     sky_map: &SkyMap,
     path: &Path,
     ray: &Ray,
-    s: f32,
+    (s, phase): (f32, Phase),
     rng: &SampleRng,
     out: &mut Vec3,
     shadow: &mut impl FnMut(Probe, Vec3),
@@ -478,7 +481,7 @@ fn scatter_in_cloud(
         } else {
             sun.direction
         };
-        let ph = phase(dir.dot(l), 1.0);
+        let ph = phase.eval(dir.dot(l), 1.0);
         let weight = if sun.angular_radius > 0.0 {
             power(1.0 / sun_solid_angle(sun.angular_radius), ph)
         } else {
@@ -491,7 +494,7 @@ fn scatter_in_cloud(
     }
     if let Some((l, pdf)) = sky_map.sample(|| rng.sobol(stream(depth, SKY))) {
         if pdf > 0.0 {
-            let ph = phase(dir.dot(l), 1.0);
+            let ph = phase.eval(dir.dot(l), 1.0);
             let tr = through(l, CLOUD_SKY);
             if tr > 0.0 {
                 let weight = power(pdf, ph);
@@ -509,8 +512,8 @@ fn scatter_in_cloud(
     if path.scatters >= limit {
         return;
     }
-    let wi = sample_phase(dir, rng.sobol(stream(depth, BOUNCE)));
-    let pdf = phase(dir.dot(wi), 1.0);
+    let wi = phase.sample(dir, rng.sobol(stream(depth, BOUNCE)));
+    let pdf = phase.eval(dir.dot(wi), 1.0);
     let Some(beta) = roulette(beta, depth, rng) else {
         return;
     };

@@ -60,9 +60,63 @@ const MAX_REACH: f32 = 1e6;
 /// Share of light a cloud scatters rather than absorbs at each collision.
 pub const ALBEDO: f32 = 0.99;
 
-/// The two-lobe Henyey–Greenstein phase function of cloud droplets: a
-/// strong forward lobe (the silver lining) and a weak backward one.
-pub const PHASE: [(f32, f32); 2] = [(0.8, 0.75), (-0.3, 0.25)];
+/// A layer's phase function: a mix of up to two Henyey–Greenstein lobes,
+/// each an asymmetry g and a share (the shares sum to 1).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Phase {
+    lobes: [(f32, f32); 2],
+}
+
+impl Phase {
+    /// Cloud droplets: a strong forward lobe (the silver lining) and a
+    /// weak backward one.
+    pub const CLOUD: Phase = Phase {
+        lobes: [(0.8, 0.75), (-0.3, 0.25)],
+    };
+
+    /// One Henyey–Greenstein lobe of asymmetry `g` (|g| < 1).
+    pub fn henyey_greenstein(g: f32) -> Phase {
+        Phase {
+            lobes: [(g, 1.0), (0.0, 0.0)],
+        }
+    }
+
+    /// The phase function at the cosine `c` between the light's travel
+    /// and the scattered direction, its lobes' asymmetries scaled by `k`
+    /// (1 for the real function).
+    #[inline]
+    pub fn eval(&self, c: f32, k: f32) -> f32 {
+        self.lobes
+            .iter()
+            .filter(|l| l.1 > 0.0)
+            .map(|&(g, w)| w * henyey_greenstein(g * k, c))
+            .sum()
+    }
+
+    /// A direction drawn from the phase function around the travel
+    /// direction `wo` (unit) with the uniform numbers `u` (the first
+    /// picks the lobe).
+    #[inline]
+    pub fn sample(&self, wo: Vec3, u: (f32, f32)) -> Vec3 {
+        let [(g0, w0), (g1, w1)] = self.lobes;
+        let (g, u0) = if u.0 < w0 || w1 == 0.0 {
+            (g0, (u.0 / w0).min(1.0))
+        } else {
+            (g1, (u.0 - w0) / w1)
+        };
+        // Inverse CDF of the HG cosine.
+        let cos = if g.abs() < 1e-3 {
+            1.0 - 2.0 * u0
+        } else {
+            let s = (1.0 - g * g) / (1.0 - g + 2.0 * g * u0);
+            ((1.0 + g * g - s * s) / (2.0 * g)).clamp(-1.0, 1.0)
+        };
+        let sin = (1.0 - cos * cos).max(0.0).sqrt();
+        let phi = std::f32::consts::TAU * u.1;
+        let (t, b) = crate::sampling::basis(wo);
+        (t * (sin * phi.cos()) + b * (sin * phi.sin()) + wo * cos).normalize()
+    }
+}
 
 /// A checked cloud layer, its shape baked.
 #[derive(Debug, Clone, PartialEq)]
@@ -81,6 +135,8 @@ pub struct Layer {
     pub offset: Vec2,
     /// The planet's radius, world units.
     pub planet: f32,
+    /// How the layer scatters.
+    pub phase: Phase,
     /// The baked shape: CELLS × LAYERS × CELLS, x fastest, then z, then up.
     shape: Arc<Vec<f32>>,
     /// The largest shape in each column of COLUMN × COLUMN cells (and its
@@ -121,6 +177,8 @@ pub struct LayerSpec {
     pub time: f32,
     /// The planet's radius, world units.
     pub planet: f32,
+    /// How the layer scatters.
+    pub phase: Phase,
 }
 
 // ---------------------------------------------------------------------------
@@ -277,6 +335,7 @@ impl Layer {
             period,
             offset: spec.wind * spec.time,
             planet: spec.planet,
+            phase: spec.phase,
             shape: Arc::new(shape),
             majorant: Arc::new(majorant),
             detail: Arc::new(detail),
@@ -600,38 +659,6 @@ pub fn henyey_greenstein(g: f32, c: f32) -> f32 {
     (1.0 - g * g) / (4.0 * std::f32::consts::PI * d * d.sqrt())
 }
 
-/// The clouds' phase function at cosine `c`, its lobes' asymmetries
-/// scaled by `k` (1 for the real function).
-#[inline]
-pub fn phase(c: f32, k: f32) -> f32 {
-    PHASE
-        .iter()
-        .map(|&(g, w)| w * henyey_greenstein(g * k, c))
-        .sum()
-}
-
-/// A direction drawn from [`phase`] around the travel direction `wo`
-/// (unit) with the uniform numbers `u` (the first picks the lobe).
-#[inline]
-pub fn sample_phase(wo: Vec3, u: (f32, f32)) -> Vec3 {
-    let (g, u0) = if u.0 < PHASE[0].1 {
-        (PHASE[0].0, u.0 / PHASE[0].1)
-    } else {
-        (PHASE[1].0, (u.0 - PHASE[0].1) / PHASE[1].1)
-    };
-    // Inverse CDF of the HG cosine.
-    let cos = if g.abs() < 1e-3 {
-        1.0 - 2.0 * u0
-    } else {
-        let s = (1.0 - g * g) / (1.0 - g + 2.0 * g * u0);
-        ((1.0 + g * g - s * s) / (2.0 * g)).clamp(-1.0, 1.0)
-    };
-    let sin = (1.0 - cos * cos).max(0.0).sqrt();
-    let phi = std::f32::consts::TAU * u.1;
-    let (t, b) = crate::sampling::basis(wo);
-    (t * (sin * phi.cos()) + b * (sin * phi.sin()) + wo * cos).normalize()
-}
-
 impl Clouds {
     /// Whether there are no layers.
     pub fn is_empty(&self) -> bool {
@@ -685,20 +712,20 @@ impl Clouds {
     }
 
     /// The distance of the first real collision along the ray before
-    /// `t_max` (delta tracking), if any.
+    /// `t_max` (delta tracking), if any, and its layer's phase function.
     pub fn collide(
         &self,
         o: Vec3,
         d: Vec3,
         t_max: f32,
         uniform: &mut impl FnMut() -> f32,
-    ) -> Option<f32> {
-        let mut hit: Option<f32> = None;
+    ) -> Option<(f32, Phase)> {
+        let mut hit: Option<(f32, Phase)> = None;
         for layer in &self.layers {
-            let limit = hit.unwrap_or(t_max);
+            let limit = hit.map_or(t_max, |h| h.0);
             layer.walk(o, d, limit, uniform, &mut |t, sigma, m, uniform| {
                 if uniform() * m < sigma {
-                    hit = Some(t);
+                    hit = Some((t, layer.phase));
                     false
                 } else {
                     true
@@ -752,7 +779,7 @@ impl Clouds {
                 if w > 0.0 {
                     walk.weight += w;
                     if uniform() * walk.weight < w {
-                        walk.point = Some(t);
+                        walk.point = Some((t, layer.phase));
                     }
                 }
                 dead = !ratio_step(&mut walk.transmittance, sigma / m, 0.05, uniform);
@@ -803,8 +830,9 @@ pub struct ViewWalk {
     pub transmittance: f32,
     /// Sum of the weights of the tentative collisions.
     pub weight: f32,
-    /// The chosen scattering point's distance, if any weight.
-    pub point: Option<f32>,
+    /// The chosen scattering point's distance and its layer's phase
+    /// function, if any weight.
+    pub point: Option<(f32, Phase)>,
 }
 
 #[cfg(test)]
@@ -824,6 +852,7 @@ mod tests {
             wind: Vec2::ZERO,
             time: 0.0,
             planet: 1e9,
+            phase: Phase::CLOUD,
         }
     }
 
@@ -1009,28 +1038,36 @@ mod tests {
         assert!(moved > 20);
     }
 
-    /// The phase function integrates to 1 over the sphere, and its draws'
-    /// mean cosine is Σ wᵢgᵢ = 0.75·0.8 − 0.25·0.3 = 0.525.
+    /// Each phase function integrates to 1 over the sphere, and its
+    /// draws' mean cosine is Σ wᵢgᵢ: 0.75·0.8 − 0.25·0.3 = 0.525 for the
+    /// droplets', g for one lobe.
     #[test]
-    fn the_phase_function_is_normalised_and_sampled() {
+    fn the_phase_functions_are_normalised_and_sampled() {
         let n = 20_000;
-        let integral: f64 = (0..n)
-            .map(|i| {
-                let c = -1.0 + (i as f32 + 0.5) * 2.0 / n as f32;
-                phase(c, 1.0) as f64 * 2.0 / n as f64 * std::f64::consts::TAU
-            })
-            .sum();
-        assert!((integral - 1.0).abs() < 1e-3, "{integral}");
-        let wo = Vec3::new(0.3, -0.4, 0.866).normalize();
-        let mean: f64 = (0..n as u64)
-            .map(|k| {
-                let wi = sample_phase(wo, (unit_f32(3, 0, k), unit_f32(3, 1, k)));
-                assert!((wi.length() - 1.0).abs() < 1e-4);
-                wi.dot(wo) as f64
-            })
-            .sum::<f64>()
-            / n as f64;
-        assert!((mean - 0.525).abs() < 0.01, "{mean}");
+        for (phase, mean_cosine) in [
+            (Phase::CLOUD, 0.525),
+            (Phase::henyey_greenstein(0.6), 0.6),
+            (Phase::henyey_greenstein(0.0), 0.0),
+            (Phase::henyey_greenstein(-0.4), -0.4),
+        ] {
+            let integral: f64 = (0..n)
+                .map(|i| {
+                    let c = -1.0 + (i as f32 + 0.5) * 2.0 / n as f32;
+                    phase.eval(c, 1.0) as f64 * 2.0 / n as f64 * std::f64::consts::TAU
+                })
+                .sum();
+            assert!((integral - 1.0).abs() < 1e-3, "{phase:?} {integral}");
+            let wo = Vec3::new(0.3, -0.4, 0.866).normalize();
+            let mean: f64 = (0..n as u64)
+                .map(|k| {
+                    let wi = phase.sample(wo, (unit_f32(3, 0, k), unit_f32(3, 1, k)));
+                    assert!((wi.length() - 1.0).abs() < 1e-4);
+                    wi.dot(wo) as f64
+                })
+                .sum::<f64>()
+                / n as f64;
+            assert!((mean - mean_cosine).abs() < 0.01, "{phase:?} {mean}");
+        }
     }
 
     /// The baked shape is a pure function of the seed: pinned.

@@ -457,6 +457,11 @@ pub struct CloudFile {
     /// `time` × wind (and with an animation's frames). Default [0, 0].
     #[serde(default)]
     pub wind: [f64; 2],
+    /// Henyey–Greenstein asymmetry, −0.99..=0.99, of one lobe that
+    /// replaces the droplets' two-lobe phase function (0.75 of g 0.8 and
+    /// 0.25 of g −0.3): 0 scatters alike in every direction, toward 1
+    /// mostly onward. Default: the droplets'.
+    pub anisotropy: Option<f64>,
 }
 
 /// The types of cloud.
@@ -490,7 +495,7 @@ pub struct CloudContext {
 impl CloudFile {
     /// Layer `index` (at `clouds[index]`), checked and baked.
     pub fn check(&self, index: usize, cx: CloudContext) -> Check<super::clouds::Layer> {
-        use super::clouds::{Kind, Layer, LayerSpec};
+        use super::clouds::{Kind, Layer, LayerSpec, Phase};
         let at = |f: &str| format!("clouds[{index}].{f}");
         let (kind, alt, thick, cover, tau, scale) = match self.kind {
             CloudKind::Cumulus => (Kind::Cumulus, 1.3, 0.6, 0.45, 40.0, 2.0),
@@ -523,6 +528,10 @@ impl CloudFile {
             finite(&at("wind[0]"), self.wind[0])?,
             finite(&at("wind[1]"), self.wind[1])?,
         ];
+        let phase = match self.anisotropy {
+            Some(g) => Phase::henyey_greenstein(within(&at("anisotropy"), g, -0.99, 0.99)? as f32),
+            None => Phase::CLOUD,
+        };
         Ok(Layer::new(&LayerSpec {
             kind,
             altitude: altitude as f32,
@@ -536,6 +545,7 @@ impl CloudFile {
             wind: glam::Vec2::new(wind[0] as f32, wind[1] as f32),
             time: cx.time as f32,
             planet: cx.planet as f32,
+            phase,
         }))
     }
 }

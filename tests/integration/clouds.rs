@@ -24,6 +24,10 @@ fn bad_clouds_and_air_name_the_field() {
     rejects(&clouds("\"density\": -1"), &["clouds[0].density", "got -1"]);
     rejects(&clouds("\"type\": \"nimbus\""), &["nimbus", "cumulus"]);
     rejects(
+        &clouds("\"anisotropy\": 1"),
+        &["clouds[0].anisotropy (line 4", "got 1"],
+    );
+    rejects(
         &clouds("\"cover\": 0.3"),
         &["clouds[0].cover (line 4", "`coverage`"],
     );
