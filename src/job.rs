@@ -401,7 +401,7 @@ fn warn_below_ground(posed: &Scene, world: &World, frame: Option<u32>, warnings:
 /// The world's figures for the summary, as one clause.
 fn world_note(world: &World) -> String {
     format!(
-        "terrain {:.0} ms, {} triangles ({} stored), {} rocks{}{}, acceleration build {:.0} ms, {:.1} MiB ({:.1} MiB with shading data)",
+        "terrain {:.0} ms, {} triangles ({} stored), {} rocks{}{}{}, acceleration build {:.0} ms, {:.1} MiB ({:.1} MiB with shading data)",
         world.generate_time.as_secs_f64() * 1e3,
         world.triangle_count(),
         world.stored_triangle_count(),
@@ -409,6 +409,10 @@ fn world_note(world: &World) -> String {
         match world.population_count {
             0 => String::new(),
             n => format!(", {n} population instances"),
+        },
+        match world.plant_count {
+            0 => String::new(),
+            n => format!(", {n} plants"),
         },
         world.streams.as_ref().map_or(String::new(), |s| format!(
             ", {} lakes and {} river samples ({} water triangles)",

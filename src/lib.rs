@@ -3,7 +3,8 @@
 //! Data flows one way: scene file → [`scene::Source`] (the parsed file)
 //! with [`scene::Overrides`] → one validation, each section checked by
 //! the module that owns its type (`camera::file`, `terrain::file`,
-//! `shade::file`, `rock::file`, `population::file`, `animation::file`)
+//! `shade::file`, `rock::file`, `population::file`, `plant::file`,
+//! `animation::file`)
 //! → [`scene::Scene`] → [`world::World`] (terrain grid hierarchy, rock
 //! and population meshes under one top level, built once) → for each
 //! render, a [`world::Viewed`] world for its camera and sun → tiles
@@ -33,6 +34,7 @@ pub mod job;
 pub mod mesh;
 pub mod output;
 pub mod overlay;
+pub mod plant;
 pub mod population;
 pub mod preview;
 pub mod ray;

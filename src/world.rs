@@ -100,6 +100,8 @@ pub struct World {
     pub rock_count: usize,
     /// Instances of the scene's populations.
     pub population_count: usize,
+    /// Plants placed.
+    pub plant_count: usize,
     /// Triangles rendered (an instance counts its mesh's triangles).
     triangles: usize,
     /// Terrain and rocks under one top level.
@@ -397,6 +399,7 @@ impl Builder {
             analytic,
             rock_count,
             population_count: 0,
+            plant_count: 0,
             triangles: self.triangles,
             accel,
             generate_time: generate_time.saturating_sub(self.accel_time),
@@ -471,6 +474,7 @@ impl World {
         let scattered = scene.scatter.as_ref().map_or(Vec::new(), |s| {
             scatter::scatter(&s.params, &grid, waters.as_ref())
         });
+        let planted = crate::plant::place::place(&scene.plants, &grid, waters.as_ref());
         let populated: Vec<Vec<Affine3A>> = scene
             .populations
             .iter()
@@ -607,9 +611,61 @@ impl World {
                 }
             }
         }
+        // Plants: each variant's bark, leaves and flowers stored once,
+        // three objects per plant (those its variant has).
+        let mut plant_count = 0;
+        for (p, placed) in scene.plants.iter().zip(&planted) {
+            plant_count += placed.len();
+            let s = &p.species;
+            let bark = b.material(Material::Albedo(s.bark_color), true);
+            let leaf = b.material(
+                Material::Tinted {
+                    color: s.leaf_color,
+                    variation: 0.15,
+                    seed: p.seed,
+                    first: 0,
+                },
+                false,
+            );
+            let flower = b.material(Material::Albedo(s.flower_color), false);
+            let parts = |v: &crate::plant::Plant| {
+                [(&v.bark, bark), (&v.leaves, leaf), (&v.flowers, flower)]
+                    .into_iter()
+                    .filter(|(m, _)| !m.indices.is_empty())
+                    .map(|(m, material)| (m.clone(), material))
+                    .collect::<Vec<_>>()
+            };
+            let shared: Option<Vec<Vec<(u32, u16)>>> = options.instancing.then(|| {
+                p.variants
+                    .iter()
+                    .map(|v| {
+                        parts(v)
+                            .into_iter()
+                            .map(|(m, material)| (b.mesh(m), material))
+                            .collect()
+                    })
+                    .collect()
+            });
+            for plant in placed {
+                match &shared {
+                    Some(meshes) => {
+                        for &(mesh, material) in &meshes[plant.variant as usize] {
+                            b.place(mesh, Some(plant.place), material);
+                        }
+                    }
+                    None => {
+                        for (m, material) in parts(&p.variants[plant.variant as usize]) {
+                            let mesh = b.mesh(rock::place_affine(&m, plant.place));
+                            b.place(mesh, None, material);
+                        }
+                    }
+                }
+            }
+        }
         let generate_time = t0.elapsed();
         let mut world = b.finish(terrain_normals, analytic, rock_count, generate_time);
         world.population_count = population_count;
+        world.plant_count = plant_count;
         world.layers = layers;
         world.streams = streams;
         world

@@ -664,21 +664,29 @@ fn named_files(raw: &Value, dir: &Path) -> Vec<PathBuf> {
 }
 
 /// What the world is built from: the terrain, rocks, scatter and seed of
-/// the scene, its populations, and the files it names as they are on disk.
+/// the scene, its populations and plants, and the files it names as they
+/// are on disk.
 fn world_key(raw: &Value, files: &[PathBuf]) -> String {
-    let parts: Vec<String> = ["terrain", "rocks", "scatter", "populations", "seed"]
-        .iter()
-        .map(|k| raw.get(*k).map_or(String::new(), Value::to_string))
-        .chain(files.iter().map(|f| {
-            let m = std::fs::metadata(f).ok();
-            let modified = m
-                .as_ref()
-                .and_then(|m| m.modified().ok())
-                .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
-                .map_or(0, |d| d.as_nanos());
-            format!("{}:{}:{modified}", f.display(), m.map_or(0, |m| m.len()))
-        }))
-        .collect();
+    let parts: Vec<String> = [
+        "terrain",
+        "rocks",
+        "scatter",
+        "populations",
+        "plants",
+        "seed",
+    ]
+    .iter()
+    .map(|k| raw.get(*k).map_or(String::new(), Value::to_string))
+    .chain(files.iter().map(|f| {
+        let m = std::fs::metadata(f).ok();
+        let modified = m
+            .as_ref()
+            .and_then(|m| m.modified().ok())
+            .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos());
+        format!("{}:{}:{modified}", f.display(), m.map_or(0, |m| m.len()))
+    }))
+    .collect();
     parts.join("\u{1f}")
 }
 

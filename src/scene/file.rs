@@ -86,6 +86,10 @@ pub struct SceneFile {
     /// the ground allows them.
     #[serde(default)]
     pub populations: Vec<PopulationFile>,
+    /// Plants grown from parameters (trees, shrubs, grass, herbs),
+    /// placed where the ground suits each species.
+    #[serde(default)]
+    pub plants: Vec<crate::plant::PlantsFile>,
 }
 
 /// `image`: the output picture.

@@ -73,6 +73,8 @@ pub struct Scene {
     pub animation: Option<crate::animation::Animation>,
     /// Instances of meshes placed over the terrain.
     pub populations: Vec<crate::population::Population>,
+    /// Plants grown and placed over the terrain.
+    pub plants: Vec<crate::plant::place::Plants>,
     /// Camera placement and projection.
     pub camera: CameraSettings,
     /// Terrain description.
@@ -223,7 +225,22 @@ fn rock_triangles(scene: &Scene) -> (u64, u64) {
         .map(|p| p.mesh.indices.len() as u64)
         .sum();
     let placed: u64 = scene.populations.iter().map(|p| p.count as u64).sum();
-    (listed + shared + populations, instances + placed)
+    // Plants: their variants' meshes, and at most a plant per spot their
+    // spacing leaves (by density), each up to three objects.
+    let area = scene.terrain.size[0] as f64 * scene.terrain.size[1] as f64;
+    let (grown, planted) = scene.plants.iter().fold((0, 0), |(t, n), p| {
+        let tris: usize = p
+            .variants
+            .iter()
+            .map(|v| v.bark.indices.len() + v.leaves.indices.len() + v.flowers.indices.len())
+            .sum();
+        let spots = area / (p.spacing as f64 * p.spacing as f64 * 0.5) * p.density as f64;
+        (t + tris as u64, n + 3 * spots as u64)
+    });
+    (
+        listed + shared + populations + grown,
+        instances + placed + planted,
+    )
 }
 
 impl Scene {

@@ -109,12 +109,20 @@ pub fn validate(raw: &SceneFile, files: &Files) -> Check<Scene> {
         .enumerate()
         .map(|(k, p)| validate_population(&format!("populations[{k}]"), p, files))
         .collect::<Check<Vec<_>>>()?;
+    let area = terrain.size[0] as f64 * terrain.size[1] as f64;
+    let plants = raw
+        .plants
+        .iter()
+        .enumerate()
+        .map(|(k, p)| p.check(k, raw.seed, area))
+        .collect::<Check<Vec<_>>>()?;
     Ok(Scene {
         image,
         seed: raw.seed,
         units,
         animation,
         populations,
+        plants,
         camera,
         terrain,
         rocks,

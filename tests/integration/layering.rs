@@ -174,6 +174,7 @@ fn nothing_points_back_up() {
             &["accel", "world", "render", "scene", "output"][..],
         ),
         ("rock", &["accel", "world", "render", "scene", "output"]),
+        ("plant", &["accel", "world", "render", "scene", "output"]),
         ("accel", &["world", "render", "scene", "camera", "output"]),
         ("camera", &["scene", "world", "render", "output"]),
         ("render", &["output", "job"]),
