@@ -85,6 +85,9 @@ pub struct World {
     pub materials: Vec<Material>,
     /// Per material: interpolate vertex normals (true) or use face normals.
     pub smooth: Vec<bool>,
+    /// Per material: the share of its albedo a thin surface (a leaf)
+    /// passes to its other side, 0 for opaque ones.
+    pub translucency: Vec<f32>,
     /// Per material: bumps in a rock's own space (tessellated rocks).
     bumps: Vec<Option<Bump>>,
     /// Textures that materials index.
@@ -214,6 +217,18 @@ pub struct SurfaceHit {
     pub object: u32,
 }
 
+impl SurfaceHit {
+    /// The same point seen from its other side (a thin surface's back).
+    #[inline]
+    pub fn flipped(&self) -> SurfaceHit {
+        SurfaceHit {
+            geometric_normal: -self.geometric_normal,
+            normal: -self.normal,
+            ..*self
+        }
+    }
+}
+
 /// Where an object is a rock, how to reach its own space: not a rock, an
 /// instance (its mesh is in the rock's space), or an index into the
 /// world's rock frames.
@@ -285,6 +300,7 @@ struct Builder {
     object_material: Vec<u16>,
     materials: Vec<Material>,
     smooth: Vec<bool>,
+    translucency: Vec<f32>,
     bumps: Vec<Option<Bump>>,
     textures: Vec<Arc<Texture>>,
     triangles: usize,
@@ -303,6 +319,7 @@ impl Builder {
     fn material(&mut self, m: Material, smooth: bool) -> u16 {
         self.materials.push(m);
         self.smooth.push(smooth);
+        self.translucency.push(0.0);
         self.bumps.push(None);
         (self.materials.len() - 1) as u16
     }
@@ -392,6 +409,7 @@ impl Builder {
             object_material: Runs::new(&self.object_material),
             materials: self.materials,
             smooth: self.smooth,
+            translucency: self.translucency,
             bumps: self.bumps,
             textures: self.textures,
             layers: None,
@@ -621,12 +639,13 @@ impl World {
             let leaf = b.material(
                 Material::Tinted {
                     color: s.leaf_color,
-                    variation: 0.15,
+                    variation: s.leaf_color_var,
                     seed: p.seed,
                     first: 0,
                 },
                 false,
             );
+            b.translucency[leaf as usize] = s.translucency;
             let flower = b.material(Material::Albedo(s.flower_color), false);
             let parts = |v: &crate::plant::Plant| {
                 [(&v.bark, bark), (&v.leaves, leaf), (&v.flowers, flower)]
@@ -880,6 +899,13 @@ impl World {
             return layers.look(&self.ground(attributes, hit.point, hit.normal));
         }
         (self.albedo(hit), None)
+    }
+
+    /// The share of its albedo the surface at `hit` passes through to
+    /// its other side (leaves), 0 for opaque surfaces.
+    #[inline]
+    pub fn translucency(&self, hit: &SurfaceHit) -> f32 {
+        self.translucency[hit.material as usize]
     }
 
     /// Albedo of the surface at `hit`.

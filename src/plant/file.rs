@@ -134,9 +134,15 @@ pub struct SpeciesFile {
     pub flowers: Option<FlowersFile>,
     /// Bark albedo, linear RGB 0..=1.
     pub bark: Option<[f64; 3]>,
-    /// Leaf albedo, linear RGB 0..=1; each plant's a little lighter or
-    /// darker.
+    /// Leaf albedo, linear RGB 0..=1.
     pub leaf_color: Option<[f64; 3]>,
+    /// Largest change of the leaves' brightness from plant to plant, a
+    /// fraction 0..=1. Default 0.15.
+    pub leaf_color_var: Option<f64>,
+    /// Share of the light on a leaf that passes through to its other
+    /// side (lit from behind, it glows), 0..=1: the rest it reflects.
+    /// Default 0.
+    pub translucency: Option<f64>,
     /// Flower albedo, linear RGB 0..=1.
     pub flower_color: Option<[f64; 3]>,
     /// Least distance between plants at scale 1, world units (> 0).
@@ -282,6 +288,8 @@ impl SpeciesFile {
             flowers: s.flowers.or(b.flowers),
             bark: s.bark.or(b.bark),
             leaf_color: s.leaf_color.or(b.leaf_color),
+            leaf_color_var: s.leaf_color_var.or(b.leaf_color_var),
+            translucency: s.translucency.or(b.translucency),
             flower_color: s.flower_color.or(b.flower_color),
             spacing: s.spacing.or(b.spacing),
             variants: s.variants.or(b.variants),
@@ -375,6 +383,13 @@ pub fn check_species(path: &str, name: &str, s: &SpeciesFile) -> Check<(Species,
         flowers,
         bark_color: color(&at("bark"), s.bark.unwrap_or(grey), 1.0)?,
         leaf_color: color(&at("leaf_color"), s.leaf_color.unwrap_or(grey), 1.0)?,
+        leaf_color_var: within(
+            &at("leaf_color_var"),
+            s.leaf_color_var.unwrap_or(0.15),
+            0.0,
+            1.0,
+        )? as f32,
+        translucency: within(&at("translucency"), s.translucency.unwrap_or(0.0), 0.0, 1.0)? as f32,
         flower_color: color(&at("flower_color"), s.flower_color.unwrap_or(grey), 1.0)?,
         variants: count(&at("variants"), s.variants.unwrap_or(4), 1, 16)?,
     };

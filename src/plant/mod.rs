@@ -9,7 +9,8 @@
 //! A plant is three meshes in its own space (y up, its foot at the
 //! origin): bark, leaves and flowers, each with its own colour. Leaves
 //! are thin strips bent along their length, their outline the species'
-//! shape; they are two-sided.
+//! shape; they are two-sided, and pass the species' `translucency` of
+//! their light through to their other side.
 
 use glam::{Quat, Vec3};
 
@@ -177,8 +178,13 @@ pub struct Species {
     pub flowers: Option<Flowers>,
     /// Linear RGB albedo of the bark.
     pub bark_color: Vec3,
-    /// Of the leaves (each plant's a little lighter or darker).
+    /// Of the leaves.
     pub leaf_color: Vec3,
+    /// Largest change of the leaves' brightness from plant to plant, a
+    /// fraction.
+    pub leaf_color_var: f32,
+    /// Share of the light on a leaf it passes through to its other side.
+    pub translucency: f32,
     /// Of the flowers.
     pub flower_color: Vec3,
     /// Variants grown.

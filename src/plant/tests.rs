@@ -57,6 +57,8 @@ fn plain() -> Species {
         flowers: None,
         bark_color: Vec3::splat(0.1),
         leaf_color: Vec3::splat(0.1),
+        leaf_color_var: 0.0,
+        translucency: 0.0,
         flower_color: Vec3::splat(0.1),
         variants: 1,
     }

@@ -48,7 +48,7 @@ pub(super) fn radiance_batch(
         if has_ray {
             let first = first_of_ray.next().expect("one hit slot per ray");
             if let Some((first, _)) = first {
-                light_probes(scene, first, &rng_of(x, y, s), &mut |probe| {
+                light_probes(scene, world, first, &rng_of(x, y, s), &mut |probe| {
                     probes.push(&probe)
                 });
             }
@@ -161,7 +161,9 @@ fn shade(
 /// Radiance leaving the surface `hit` toward a viewer looking along `dir`
 /// (before fog): albedo/π · sun irradiance + albedo · sky light, the albedo
 /// darkened where a water plane wets the ground; where a layered material
-/// is glossy, plus its share of the GGX highlight of the sun.
+/// is glossy, plus its share of the GGX highlight of the sun. A
+/// translucent surface (a leaf) reflects 1 − t of that and passes on t of
+/// the same from its other side.
 #[inline]
 fn lambert(
     scene: &Scene,
@@ -177,7 +179,13 @@ fn lambert(
         albedo *= water::wet_factor(water, world, hit.point);
     }
     let (sun_e, sky_l) = lights(scene, hit, rng, occluded, rays);
-    let diffuse = albedo * (sun_e * std::f32::consts::FRAC_1_PI + sky_l);
+    let mut diffuse = albedo * (sun_e * std::f32::consts::FRAC_1_PI + sky_l);
+    let t = world.translucency(hit);
+    if t > 0.0 {
+        let (sun_b, sky_b) = lights(scene, &hit.flipped(), rng, occluded, rays);
+        let behind = albedo * (sun_b * std::f32::consts::FRAC_1_PI + sky_b);
+        diffuse = diffuse * (1.0 - t) + behind * t;
+    }
     match gloss {
         None => diffuse,
         Some((share, roughness)) => {
@@ -294,10 +302,26 @@ fn lights(
     (sun_e, sky_l)
 }
 
-/// The probes that [`lights`] asks about at `hit`, in the order it asks
-/// them, without evaluating any light.
+/// The probes that [`lambert`] asks about at `hit` through [`lights`], in
+/// the order it asks them, without evaluating any light: those of its
+/// front, then of its back if it is translucent.
 #[inline]
 fn light_probes(
+    scene: &Scene,
+    world: &Viewed,
+    hit: &SurfaceHit,
+    rng: &sampler::SampleRng,
+    record: &mut impl FnMut(Probe),
+) {
+    side_probes(scene, hit, rng, record);
+    if world.translucency(hit) > 0.0 {
+        side_probes(scene, &hit.flipped(), rng, record);
+    }
+}
+
+/// The probes [`lights`] asks about at `hit`, in its order.
+#[inline]
+fn side_probes(
     scene: &Scene,
     hit: &SurfaceHit,
     rng: &sampler::SampleRng,

@@ -54,6 +54,9 @@ const FOAM: u64 = 4;
 const CLOUD: u64 = 5;
 const CLOUD_SUN: u64 = 6;
 const CLOUD_SKY: u64 = 7;
+/// Which side of a leaf a bounce leaves by: foam's stream, since a leaf
+/// is never water.
+const SIDE: u64 = FOAM;
 
 #[inline]
 fn stream(depth: u32, k: u64) -> u64 {
@@ -298,14 +301,30 @@ fn step(
         None => 1.0,
     };
     let wo = -dir;
+    // A translucent surface (a leaf) reflects 1 − t of a Lambertian
+    // albedo and passes t of it to its other side.
+    let t = if foam {
+        0.0
+    } else {
+        world.translucency(&surface)
+    };
     let bsdf = |wi: Vec3| -> Vec3 {
         let diffuse = crate::shade::brdf::lambert(albedo);
+        if t > 0.0 {
+            return diffuse * if n.dot(wi) > 0.0 { 1.0 - t } else { t };
+        }
         match gloss {
             None => diffuse,
             Some((share, roughness)) => {
                 diffuse + Vec3::splat(share * crate::shade::brdf::ggx(n, wo, wi, roughness))
             }
         }
+    };
+    // The share of bounces leaving by the side of `wi`.
+    let side = |wi: Vec3| match t {
+        0.0 => 1.0,
+        _ if n.dot(wi) > 0.0 => 1.0 - t,
+        _ => t,
     };
 
     // Light through the clouds toward `l` (an estimate; 1 without clouds).
@@ -320,11 +339,15 @@ fn step(
     // The sun.
     if sun.radiance != Vec3::ZERO {
         let u = || rng.sobol(stream(depth, SUN));
-        if let Some((probe, cos)) = sun_probe_with(sun, p, n, ng, u) {
+        let lit = sun_probe_with(sun, p, n, ng, u).or_else(|| match t {
+            0.0 => None,
+            _ => sun_probe_with(sun, p, -n, -ng, u),
+        });
+        if let Some((probe, cos)) = lit {
             let weight = if sun.angular_radius > 0.0 {
                 power(
                     1.0 / sun_solid_angle(sun.angular_radius),
-                    cos * std::f32::consts::FRAC_1_PI,
+                    side(probe.dir) * cos * std::f32::consts::FRAC_1_PI,
                 )
             } else {
                 1.0
@@ -343,9 +366,13 @@ fn step(
     // The sky's brighter-than-average parts (a uniform sky is left to
     // the bounce ray, whose weight is then 1).
     if let Some((l, pdf)) = sky_map.sample(|| rng.sobol(stream(depth, SKY))) {
-        let cos = n.dot(l);
+        // Lit from the front, or (a leaf) from behind.
+        let (cos, ng) = match (n.dot(l), ng.dot(l)) {
+            (c, g) if t > 0.0 && c < 0.0 && g < 0.0 => (-c, -ng),
+            (c, _) => (c, ng),
+        };
         if pdf > 0.0 && cos > 0.0 && ng.dot(l) > 0.0 {
-            let weight = power(pdf, cos * std::f32::consts::FRAC_1_PI);
+            let weight = power(pdf, side(l) * cos * std::f32::consts::FRAC_1_PI);
             let probe = Probe {
                 p,
                 ng,
@@ -364,14 +391,24 @@ fn step(
         }
     }
 
-    // The bounce.
+    // The bounce: a leaf's leaves by its back in its share t.
+    let (n, ng) = if t > 0.0 && rng.sobol(stream(depth, SIDE)).0 < t {
+        (-n, -ng)
+    } else {
+        (n, ng)
+    };
     let wi = cosine_hemisphere(n, rng.sobol(stream(depth, BOUNCE)));
     let cos = n.dot(wi);
     if cos <= 0.0 || ng.dot(wi) <= 0.0 {
         return;
     }
-    let pdf = cos * std::f32::consts::FRAC_1_PI;
-    beta *= bsdf(wi) * (std::f32::consts::PI * through(wi));
+    let pdf = side(wi) * cos * std::f32::consts::FRAC_1_PI;
+    if t > 0.0 {
+        // f·cos/pdf: the albedo, whichever side.
+        beta *= albedo * through(wi);
+    } else {
+        beta *= bsdf(wi) * (std::f32::consts::PI * through(wi));
+    }
     let Some(beta) = roulette(beta, depth, rng) else {
         return;
     };
