@@ -11,6 +11,7 @@ mod fuzz_regressions;
 mod horizon;
 mod layering;
 mod light;
+mod plants;
 mod preview;
 mod projections;
 mod references;
