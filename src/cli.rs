@@ -259,6 +259,12 @@ pub struct TerrainArgs {
     /// no triangles and are left out.
     #[arg(long)]
     pub rocks_obj: Option<PathBuf>,
+    /// Write the scene's plants (placed, world units: bark, leaves and
+    /// flowers, each with its material) as one Wavefront OBJ, with its
+    /// material library beside it (`Kd` the albedo, `Tf` a leaf's
+    /// translucency).
+    #[arg(long)]
+    pub plants_obj: Option<PathBuf>,
     /// Grid samples per side instead of terrain.resolution (square grid).
     #[arg(long, value_parser = clap::value_parser!(u32).range(2..=scene::MAX_TERRAIN_SIDE as i64))]
     pub resolution: Option<u32>,

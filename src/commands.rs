@@ -202,10 +202,11 @@ pub fn terrain(args: TerrainArgs) -> Result<ExitCode> {
     if args.heightmap.is_none()
         && args.obj.is_none()
         && args.rocks_obj.is_none()
+        && args.plants_obj.is_none()
         && args.geotiff.is_none()
     {
         return Err(Error::Usage(
-            "scree terrain: give --heightmap FILE.png, --geotiff FILE.tif, --obj FILE.obj and/or --rocks-obj FILE.obj"
+            "scree terrain: give --heightmap FILE.png, --geotiff FILE.tif, --obj FILE.obj, --rocks-obj FILE.obj and/or --plants-obj FILE.obj"
                 .into(),
         ));
     }
@@ -217,7 +218,7 @@ pub fn terrain(args: TerrainArgs) -> Result<ExitCode> {
     if let Some(h) = &args.heightmap {
         output::check_writable(h)?;
     }
-    for o in [&args.obj, &args.rocks_obj, &args.geotiff]
+    for o in [&args.obj, &args.rocks_obj, &args.plants_obj, &args.geotiff]
         .into_iter()
         .flatten()
     {
@@ -256,6 +257,21 @@ pub fn terrain(args: TerrainArgs) -> Result<ExitCode> {
             generate_time.as_secs_f64() * 1e3,
             hi - lo
         )?;
+    }
+    if let Some(o) = &args.plants_obj {
+        let placed = scree::plant::place::place(&scene.plants, &land.tile, land.waters.as_ref());
+        let mtl = o.with_extension("mtl");
+        let mtl_name = mtl
+            .file_name()
+            .map_or("plants.mtl".into(), |n| n.to_string_lossy());
+        let (obj_text, mtl_text, triangles) =
+            scree::plant::export::obj_with_materials(&scene.plants, &placed, &mtl_name);
+        output::write_bytes(mtl_text.as_bytes(), &mtl)?;
+        output::write_bytes(obj_text.as_bytes(), o)?;
+        if !args.quiet {
+            let count: usize = placed.iter().map(Vec::len).sum();
+            say!("{count} plants exported, {triangles} triangles")?;
+        }
     }
     if let Some(o) = &args.rocks_obj {
         let world = scree::world::World::build_on(&scene, land);

@@ -629,52 +629,68 @@ impl World {
                 }
             }
         }
-        // Plants: each variant's bark, leaves and flowers stored once,
-        // three objects per plant (those its variant has).
+        // Plants: each variant's bark, leaves and flowers stored once; a
+        // species' barks, then its leaves, then its flowers, an object
+        // each, so its leaves are one run of objects that its tints
+        // count along (as `plant::export` does).
         let mut plant_count = 0;
         for (p, placed) in scene.plants.iter().zip(&planted) {
             plant_count += placed.len();
             let s = &p.species;
-            let bark = b.material(Material::Albedo(s.bark_color), true);
-            let leaf = b.material(
-                Material::Tinted {
-                    color: s.leaf_color,
-                    variation: s.leaf_color_var,
-                    seed: p.seed,
-                    first: 0,
-                },
-                false,
-            );
-            b.translucency[leaf as usize] = s.translucency;
-            let flower = b.material(Material::Albedo(s.flower_color), false);
-            let parts = |v: &crate::plant::Plant| {
-                [(&v.bark, bark), (&v.leaves, leaf), (&v.flowers, flower)]
-                    .into_iter()
-                    .filter(|(m, _)| !m.indices.is_empty())
-                    .map(|(m, material)| (m.clone(), material))
-                    .collect::<Vec<_>>()
-            };
-            let shared: Option<Vec<Vec<(u32, u16)>>> = options.instancing.then(|| {
-                p.variants
-                    .iter()
-                    .map(|v| {
-                        parts(v)
-                            .into_iter()
-                            .map(|(m, material)| (b.mesh(m), material))
-                            .collect()
-                    })
-                    .collect()
-            });
-            for plant in placed {
-                match &shared {
-                    Some(meshes) => {
-                        for &(mesh, material) in &meshes[plant.variant as usize] {
+            let looks = [
+                (Material::Albedo(s.bark_color), true, 0.0),
+                (
+                    Material::Tinted {
+                        color: s.leaf_color,
+                        variation: s.leaf_color_var,
+                        seed: p.seed,
+                        first: 0, // where the run starts, below
+                    },
+                    false,
+                    s.translucency,
+                ),
+                (Material::Albedo(s.flower_color), false, 0.0),
+            ];
+            for ((_, part), (look, smooth, translucency)) in
+                crate::plant::PARTS.into_iter().zip(looks)
+            {
+                let look = match look {
+                    Material::Tinted {
+                        color,
+                        variation,
+                        seed,
+                        ..
+                    } => Material::Tinted {
+                        color,
+                        variation,
+                        seed,
+                        first: b.objects.len() as u32,
+                    },
+                    m => m,
+                };
+                let material = b.material(look, smooth);
+                b.translucency[material as usize] = translucency;
+                let shared: Option<Vec<Option<u32>>> = options.instancing.then(|| {
+                    p.variants
+                        .iter()
+                        .map(|v| {
+                            let m = part(v);
+                            (!m.indices.is_empty()).then(|| b.mesh(m.clone()))
+                        })
+                        .collect()
+                });
+                for plant in placed {
+                    let variant = &p.variants[plant.variant as usize];
+                    if part(variant).indices.is_empty() {
+                        continue;
+                    }
+                    match &shared {
+                        Some(meshes) => {
+                            let mesh = meshes[plant.variant as usize].expect("a mesh");
                             b.place(mesh, Some(plant.place), material);
                         }
-                    }
-                    None => {
-                        for (m, material) in parts(&p.variants[plant.variant as usize]) {
-                            let mesh = b.mesh(rock::place_affine(&m, plant.place));
+                        None => {
+                            let mesh = b.mesh(rock::place_affine(part(variant), plant.place));
                             b.place(mesh, None, material);
                         }
                     }

@@ -17,6 +17,7 @@ use glam::{Quat, Vec3};
 use crate::hash::unit_f32;
 use crate::mesh::TriangleMesh;
 
+pub mod export;
 pub mod file;
 pub mod place;
 
@@ -220,6 +221,25 @@ pub struct Plant {
     pub leaf_count: usize,
     /// Their one-sided area, world units².
     pub leaf_area: f32,
+}
+
+/// A plant's part: its name and where its mesh is.
+pub type Part = (&'static str, fn(&Plant) -> &TriangleMesh);
+
+/// Bark, leaves and flowers, in the order a world places them (and an
+/// export writes them).
+pub const PARTS: [Part; 3] = [("bark", bark), ("leaf", leaves), ("flower", flowers)];
+
+fn bark(p: &Plant) -> &TriangleMesh {
+    &p.bark
+}
+
+fn leaves(p: &Plant) -> &TriangleMesh {
+    &p.leaves
+}
+
+fn flowers(p: &Plant) -> &TriangleMesh {
+    &p.flowers
 }
 
 /// Random streams of growth.

@@ -126,3 +126,61 @@ fn plant_scenes_are_the_same_on_one_and_two_threads() {
         assert!(pixels[0] == pixels[1], "{}", scene.display());
     }
 }
+
+/// `scree terrain --plants-obj` writes every plant placed: as many faces
+/// as the summary's triangles, an object per part of each plant, every
+/// material it uses defined in the library beside it, the leaves' with
+/// their translucency as `Tf`.
+#[test]
+fn plants_export_as_obj_with_their_materials() {
+    let scene = format!(
+        "{{ {CAMERA}, \"terrain\": {{ \"size\": [40, 40], \"resolution\": [33, 33], \"height\": 3, \
+         \"generator\": {{ \"type\": \"hills\" }} }}, \
+         \"plants\": [{{ \"species\": \"herb\", \"spacing\": 4, \"understory\": true }}, \
+                      {{ \"species\": \"birch\", \"spacing\": 10, \"grow\": {{ \"leaf_color_var\": 0 }} }}] }}"
+    );
+    let (dir, path) = scene_dir("p.json", &scene);
+    let out = run_in(
+        dir.path(),
+        &["terrain", path.to_str().unwrap(), "--plants-obj", "p.obj"],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let summary =
+        String::from_utf8_lossy(&out.stderr).to_string() + &String::from_utf8_lossy(&out.stdout);
+    let obj = std::fs::read_to_string(dir.path().join("p.obj")).unwrap();
+    let mtl = std::fs::read_to_string(dir.path().join("p.mtl")).unwrap();
+    assert!(obj.starts_with("# scree plants\nmtllib p.mtl\n"));
+    let faces = obj.lines().filter(|l| l.starts_with("f ")).count();
+    assert!(
+        summary.contains(&format!(", {faces} triangles")),
+        "{summary}"
+    );
+    let plants: usize = summary
+        .split(" plants exported")
+        .next()
+        .and_then(|s| s.split_whitespace().last())
+        .and_then(|s| s.parse().ok())
+        .expect("a count of plants");
+    assert!(plants > 5, "{summary}");
+    // Herbs: bark, leaves, flowers; birches: bark and leaves.
+    let objects = obj.lines().filter(|l| l.starts_with("o ")).count();
+    let herbs = obj
+        .lines()
+        .filter(|l| l.starts_with("o herb_0_bark_"))
+        .count();
+    let birches = obj
+        .lines()
+        .filter(|l| l.starts_with("o birch_1_bark_"))
+        .count();
+    assert_eq!(herbs + birches, plants);
+    assert_eq!(objects, 3 * herbs + 2 * birches);
+    for used in obj.lines().filter_map(|l| l.strip_prefix("usemtl ")) {
+        assert!(mtl.contains(&format!("newmtl {used}\n")), "{used}");
+    }
+    // One leaf material for the birches (no tint), one per herb.
+    assert!(
+        mtl.contains("newmtl birch_1_leaf\nKd 0.08 0.12 0.03\nTf 0.3 0.3 0.3\n"),
+        "{mtl}"
+    );
+    assert_eq!(mtl.matches("newmtl herb_0_leaf_").count(), herbs);
+}
