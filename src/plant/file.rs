@@ -124,7 +124,7 @@ pub struct SpeciesFile {
     /// The first level's lengths up the trunk: `conical`, `spherical`,
     /// `hemispherical`, `cylindrical`, `tapered_cylindrical`, `flame`,
     /// `inverse_conical` or `tend_flame`.
-    pub crown: Option<CrownFile>,
+    pub crown: Option<Crown>,
     /// Branch levels, at most 3; the last carries the leaves (the trunk,
     /// with none). Replaces the preset's list whole.
     pub levels: Option<Vec<LevelFile>>,
@@ -149,21 +149,6 @@ pub struct SpeciesFile {
     pub spacing: Option<f64>,
     /// Variants grown (each seeded), 1..=16.
     pub variants: Option<u32>,
-}
-
-/// The crown shapes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-#[allow(missing_docs)]
-pub enum CrownFile {
-    Conical,
-    Spherical,
-    Hemispherical,
-    Cylindrical,
-    TaperedCylindrical,
-    Flame,
-    InverseConical,
-    TendFlame,
 }
 
 /// One level of branches.
@@ -230,7 +215,7 @@ pub struct LeavesFile {
     /// Outline: `ellipse`, `lanceolate`, `round`, `needle` (a sprig) or
     /// `blade`. Default ellipse.
     #[serde(default)]
-    pub shape: LeafShapeFile,
+    pub shape: LeafShape,
     /// Where along the stem they begin, 0..1. Default 0.3.
     #[serde(default = "three_tenths")]
     pub start: f64,
@@ -242,19 +227,6 @@ fn forty_five() -> f64 {
 
 fn three_tenths() -> f64 {
     0.3
-}
-
-/// Leaf outlines.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-#[allow(missing_docs)]
-pub enum LeafShapeFile {
-    #[default]
-    Ellipse,
-    Lanceolate,
-    Round,
-    Needle,
-    Blade,
 }
 
 /// The flowers.
@@ -343,13 +315,7 @@ pub fn check_species(path: &str, name: &str, s: &SpeciesFile) -> Check<(Species,
             aspect: within(&at("leaves.aspect"), l.aspect, 0.0, 2.0)? as f32,
             down: within(&at("leaves.down"), l.down, 0.0, 180.0)? as f32,
             bend: within(&at("leaves.bend"), l.bend, -180.0, 180.0)? as f32,
-            shape: match l.shape {
-                LeafShapeFile::Ellipse => LeafShape::Ellipse,
-                LeafShapeFile::Lanceolate => LeafShape::Lanceolate,
-                LeafShapeFile::Round => LeafShape::Round,
-                LeafShapeFile::Needle => LeafShape::Needle,
-                LeafShapeFile::Blade => LeafShape::Blade,
-            },
+            shape: l.shape,
             start: within(&at("leaves.start"), l.start, 0.0, 0.99)? as f32,
         }),
     };
@@ -360,16 +326,7 @@ pub fn check_species(path: &str, name: &str, s: &SpeciesFile) -> Check<(Species,
             size: above(&at("flowers.size"), f.size, 0.0, 10.0)? as f32,
         }),
     };
-    let crown = match s.crown.unwrap_or(CrownFile::Conical) {
-        CrownFile::Conical => Crown::Conical,
-        CrownFile::Spherical => Crown::Spherical,
-        CrownFile::Hemispherical => Crown::Hemispherical,
-        CrownFile::Cylindrical => Crown::Cylindrical,
-        CrownFile::TaperedCylindrical => Crown::TaperedCylindrical,
-        CrownFile::Flame => Crown::Flame,
-        CrownFile::InverseConical => Crown::InverseConical,
-        CrownFile::TendFlame => Crown::TendFlame,
-    };
+    let crown = s.crown.unwrap_or(Crown::Conical);
     let grey = [0.3, 0.3, 0.3];
     let species = Species {
         name: name.to_string(),

@@ -28,7 +28,8 @@ pub const MAX_LEVELS: usize = 3;
 
 /// The crown's envelope: how the first level's branches' lengths vary
 /// with their height up the trunk (Weber and Penn's shape ratios).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
 pub enum Crown {
     /// Longest at the bottom: a spruce.
     Conical,
@@ -95,9 +96,11 @@ pub struct Level {
 }
 
 /// The leaves' outline along their length.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
 pub enum LeafShape {
     /// An ellipse: broad leaves.
+    #[default]
     Ellipse,
     /// Pointed at both ends, broadest a third of the way: willow, birch.
     Lanceolate,
