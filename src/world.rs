@@ -637,36 +637,21 @@ impl World {
         for (p, placed) in scene.plants.iter().zip(&planted) {
             plant_count += placed.len();
             let s = &p.species;
-            let looks = [
-                (Material::Albedo(s.bark_color), true, 0.0),
-                (
-                    Material::Tinted {
-                        color: s.leaf_color,
-                        variation: s.leaf_color_var,
-                        seed: p.seed,
-                        first: 0, // where the run starts, below
-                    },
-                    false,
-                    s.translucency,
-                ),
-                (Material::Albedo(s.flower_color), false, 0.0),
-            ];
-            for ((_, part), (look, smooth, translucency)) in
-                crate::plant::PARTS.into_iter().zip(looks)
-            {
-                let look = match look {
-                    Material::Tinted {
-                        color,
-                        variation,
-                        seed,
-                        ..
-                    } => Material::Tinted {
-                        color,
-                        variation,
-                        seed,
-                        first: b.objects.len() as u32,
-                    },
-                    m => m,
+            for (name, part) in crate::plant::PARTS {
+                let first = b.objects.len() as u32;
+                let (look, smooth, translucency) = match name {
+                    "bark" => (Material::Albedo(s.bark_color), true, 0.0),
+                    "leaf" => (
+                        Material::Tinted {
+                            color: s.leaf_color,
+                            variation: s.leaf_color_var,
+                            seed: p.seed,
+                            first,
+                        },
+                        false,
+                        s.translucency,
+                    ),
+                    _ => (Material::Albedo(s.flower_color), false, 0.0),
                 };
                 let material = b.material(look, smooth);
                 b.translucency[material as usize] = translucency;
