@@ -246,9 +246,8 @@ fn five() -> u32 {
 
 impl SpeciesFile {
     /// `self`'s fields where given, `base`'s elsewhere.
-    fn over(&self, base: &SpeciesFile) -> SpeciesFile {
+    fn over(&self, b: SpeciesFile) -> SpeciesFile {
         let s = self.clone();
-        let b = base.clone();
         SpeciesFile {
             height: s.height.or(b.height),
             radius: s.radius.or(b.radius),
@@ -378,7 +377,7 @@ impl PlantsFile {
             )
         })?;
         let (species, own_spacing) =
-            check_species(&at("grow"), &self.species, &self.grow.over(&base))?;
+            check_species(&at("grow"), &self.species, &self.grow.over(base))?;
         let s0 = above(&at("scale[0]"), self.scale[0], 0.0, 100.0)?;
         let s1 = within(&at("scale[1]"), self.scale[1], s0, 100.0)?;
         let spacing = match self.spacing {

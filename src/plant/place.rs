@@ -14,6 +14,7 @@ use glam::{Affine3A, Quat, Vec2, Vec3};
 
 use super::{Plant, Species};
 use crate::hash::unit_f32;
+use crate::shade::layers::smoothstep;
 use crate::terrain::hydrology::Waters;
 use crate::terrain::TerrainGrid;
 
@@ -79,16 +80,12 @@ pub fn window(v: f32, [a, b]: [f32; 2], fade: f32, [lo, hi]: [f32; 2]) -> f32 {
         return 0.0;
     }
     let f = fade * (b - a);
-    let smooth = |x: f32| {
-        let x = x.clamp(0.0, 1.0);
-        x * x * (3.0 - 2.0 * x)
-    };
     let mut w = 1.0;
     if a > lo && f > 0.0 {
-        w *= smooth((v - a) / f);
+        w *= smoothstep(0.0, 1.0, (v - a) / f);
     }
     if b < hi && f > 0.0 {
-        w *= smooth((b - v) / f);
+        w *= smoothstep(0.0, 1.0, (b - v) / f);
     }
     w
 }
@@ -101,8 +98,10 @@ fn groves(seed: u64, p: Vec2) -> f32 {
     };
     let octave = |p: Vec2| {
         let (x0, z0) = (p.x.floor(), p.y.floor());
-        let (fx, fz) = (p.x - x0, p.y - z0);
-        let (sx, sz) = (fx * fx * (3.0 - 2.0 * fx), fz * fz * (3.0 - 2.0 * fz));
+        let (sx, sz) = (
+            smoothstep(0.0, 1.0, p.x - x0),
+            smoothstep(0.0, 1.0, p.y - z0),
+        );
         let (x, z) = (x0 as i64, z0 as i64);
         let a = lattice(x, z) + (lattice(x + 1, z) - lattice(x, z)) * sx;
         let b = lattice(x, z + 1) + (lattice(x + 1, z + 1) - lattice(x, z + 1)) * sx;
@@ -205,8 +204,7 @@ pub fn place(all: &[Plants], grid: &TerrainGrid, waters: Option<&Waters>) -> Vec
                     continue;
                 }
                 let grove = if p.clumping > 0.0 {
-                    let n = groves(p.seed, at / p.clump_size);
-                    let s = n * n * (3.0 - 2.0 * n);
+                    let s = smoothstep(0.0, 1.0, groves(p.seed, at / p.clump_size));
                     (1.0 - p.clumping) + p.clumping * 2.0 * s
                 } else {
                     1.0

@@ -279,7 +279,7 @@ fn soft_step(edge: f32, fuzz: f32, v: f32) -> f32 {
 
 /// Hermite step from 0 at `e0` to 1 at `e1` (falling where `e1 < e0`).
 #[inline]
-pub(super) fn smoothstep(e0: f32, e1: f32, x: f32) -> f32 {
+pub(crate) fn smoothstep(e0: f32, e1: f32, x: f32) -> f32 {
     let t = ((x - e0) / (e1 - e0)).clamp(0.0, 1.0);
     t * t * (3.0 - 2.0 * t)
 }
