@@ -269,7 +269,7 @@ pub fn terrain(args: TerrainArgs) -> Result<ExitCode> {
         output::write_bytes(mtl_text.as_bytes(), &mtl)?;
         output::write_bytes(obj_text.as_bytes(), o)?;
         if !args.quiet {
-            let count: usize = placed.iter().map(Vec::len).sum();
+            let count: usize = placed.iter().map(|s| s.len()).sum();
             say!("{count} plants exported, {triangles} triangles")?;
         }
     }

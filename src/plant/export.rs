@@ -10,14 +10,14 @@ use std::fmt::Write;
 
 use glam::Vec3;
 
-use super::place::{Placed, Plants};
+use super::place::{Plants, Stand};
 use crate::shade::material::Material;
 
-/// The OBJ and MTL texts of `plants` placed at `placed`, the MTL named
-/// `mtl_name` in the OBJ. Returns them and the plants' triangles.
+/// The OBJ and MTL texts of `plants` placed as `stands` say, the MTL
+/// named `mtl_name` in the OBJ. Returns them and the plants' triangles.
 pub fn obj_with_materials(
     plants: &[Plants],
-    placed: &[Vec<Placed>],
+    stands: &[Stand],
     mtl_name: &str,
 ) -> (String, String, usize) {
     let mut obj = String::from("# scree plants\n");
@@ -34,8 +34,9 @@ pub fn obj_with_materials(
             let _ = writeln!(mtl, "Tf {tf} {tf} {tf}");
         }
     };
-    for (k, (p, spots)) in plants.iter().zip(placed).enumerate() {
+    for (k, (p, stand)) in plants.iter().zip(stands).enumerate() {
         let s = &p.species;
+        let spots = stand.placed();
         for (part, mesh_of) in super::PARTS {
             let shared = match part {
                 "bark" => Some((s.bark_color, 0.0)),
@@ -52,8 +53,6 @@ pub fn obj_with_materials(
                     material(&name, kd, tf);
                 }
             }
-            // The run of this part's objects, counted as the world counts them.
-            let mut run = 0u32;
             for (i, q) in spots.iter().enumerate() {
                 let m = mesh_of(&p.variants[q.variant as usize]);
                 if m.indices.is_empty() {
@@ -65,13 +64,13 @@ pub fn obj_with_materials(
                         let _ = writeln!(obj, "usemtl {name}");
                     }
                     None => {
-                        let tint = Material::tint(s.leaf_color, s.leaf_color_var, p.seed, run);
+                        // Tinted by its spot, as the renderer tints it.
+                        let tint = Material::tint(s.leaf_color, s.leaf_color_var, p.seed, q.spot);
                         let own = format!("{name}_{i}");
                         material(&own, tint, s.translucency);
                         let _ = writeln!(obj, "usemtl {own}");
                     }
                 }
-                run += 1;
                 for v in &m.positions {
                     let w = q.place.transform_point3(*v);
                     let _ = writeln!(obj, "v {} {} {}", w.x, w.y, w.z);

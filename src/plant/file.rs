@@ -357,7 +357,7 @@ pub fn check_species(path: &str, name: &str, s: &SpeciesFile) -> Check<(Species,
 }
 
 /// Spots a species' spacing may leave over the terrain, at most.
-pub const MAX_SPOTS: f64 = 4e7;
+pub const MAX_SPOTS: f64 = 1e9;
 
 impl PlantsFile {
     /// Checks entry `index` of `plants` and grows its variants; `seed` is

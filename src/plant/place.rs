@@ -7,10 +7,10 @@
 //! species, the terrain and the seeds: every random number is a hash of
 //! (seed, spot).
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use glam::{Affine3A, Quat, Vec2, Vec3};
+use rayon::prelude::*;
 
 use super::{Plant, Species};
 use crate::hash::unit_f32;
@@ -58,6 +58,212 @@ pub struct Placed {
     pub variant: u32,
     /// Where it stands (x, z).
     pub at: Vec2,
+    /// Its spot in the species' grid ([`Layout::spot`]).
+    pub spot: u32,
+}
+
+/// Spots along a side of a block: a block's 64 spots are one `u64` of
+/// bits, the unit a ray finds plants by.
+pub const BLOCK: u32 = 8;
+
+/// Where a species' spots lie, and what a spot's hashes make of a plant
+/// there: everything of a plant but whether it stands and its foot.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Layout {
+    /// Seed of placement.
+    pub seed: u64,
+    /// Side of a spot's cell, world units.
+    pub cell: f32,
+    /// Spots across (x) and down (z).
+    pub spots: [u32; 2],
+    /// Blocks across and down.
+    pub blocks: [u32; 2],
+    /// Half the terrain's size.
+    half: Vec2,
+    /// Scale range.
+    scale: [f32; 2],
+    /// Variants grown.
+    variants: u32,
+}
+
+impl Layout {
+    fn new(p: &Plants, grid: &TerrainGrid) -> Layout {
+        let cell = p.spacing / std::f32::consts::SQRT_2;
+        let nx = (grid.size[0] / cell).ceil() as u32;
+        let nz = (grid.size[1] / cell).ceil() as u32;
+        Layout {
+            seed: p.seed,
+            cell,
+            spots: [nx, nz],
+            blocks: [nx.div_ceil(BLOCK), nz.div_ceil(BLOCK)],
+            half: Vec2::new(grid.size[0], grid.size[1]) * 0.5,
+            scale: p.scale,
+            variants: p.variants.len() as u32,
+        }
+    }
+
+    /// The spot at column `i`, row `j`.
+    #[inline]
+    pub fn spot(&self, i: u32, j: u32) -> u32 {
+        j * self.spots[0] + i
+    }
+
+    /// The spot of bit `bit` of block `block`.
+    #[inline]
+    pub fn block_spot(&self, block: u32, bit: u32) -> u32 {
+        let (bi, bj) = (block % self.blocks[0], block / self.blocks[0]);
+        self.spot(bi * BLOCK + bit % BLOCK, bj * BLOCK + bit / BLOCK)
+    }
+
+    /// The block and bit of the spot at column `i`, row `j`.
+    #[inline]
+    fn block_bit(&self, i: u32, j: u32) -> (usize, u32) {
+        let block = (j / BLOCK) * self.blocks[0] + i / BLOCK;
+        (block as usize, (j % BLOCK) * BLOCK + i % BLOCK)
+    }
+
+    #[inline]
+    fn unit(&self, stream: u64, spot: u32) -> f32 {
+        unit_f32(self.seed, stream, spot as u64)
+    }
+
+    /// Where a plant at `spot` stands (x, z): its cell jittered.
+    #[inline]
+    pub fn at(&self, spot: u32) -> Vec2 {
+        let (i, j) = (spot % self.spots[0], spot / self.spots[0]);
+        Vec2::new(
+            (i as f32 + self.unit(stream::X, spot)) * self.cell,
+            (j as f32 + self.unit(stream::Z, spot)) * self.cell,
+        ) - self.half
+    }
+
+    /// The scale of a plant at `spot`.
+    #[inline]
+    pub fn scale(&self, spot: u32) -> f32 {
+        self.scale[0] + (self.scale[1] - self.scale[0]) * self.unit(stream::SCALE, spot)
+    }
+
+    /// The variant of a plant at `spot`.
+    #[inline]
+    pub fn variant(&self, spot: u32) -> u32 {
+        ((self.unit(stream::VARIANT, spot) * self.variants as f32) as u32).min(self.variants - 1)
+    }
+
+    /// A plant at `spot` standing at height `foot`: object to world.
+    #[inline]
+    pub fn place(&self, spot: u32, foot: f32) -> Affine3A {
+        self.place_at(spot, self.at(spot), self.scale(spot), foot)
+    }
+
+    /// [`Layout::place`] given the spot's place and scale, found already.
+    #[inline]
+    pub fn place_at(&self, spot: u32, at: Vec2, scale: f32, foot: f32) -> Affine3A {
+        let yaw = Quat::from_rotation_y(self.unit(stream::YAW, spot) * std::f32::consts::TAU);
+        Affine3A::from_scale_rotation_translation(
+            Vec3::splat(scale),
+            yaw,
+            Vec3::new(at.x, foot, at.y),
+        )
+    }
+}
+
+/// A species' plants as kept: which spots hold one, a bit each, and the
+/// height each stands at; everything else a hash of its spot
+/// ([`Layout`]). About 4 bytes a plant, where a stored instance costs
+/// some 120.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stand {
+    /// Where the spots lie.
+    pub layout: Layout,
+    /// Per block (row by row over the blocks), its spots taken: bit
+    /// `i + 8 j` for the spot `i` across and `j` down in the block.
+    pub masks: Vec<u64>,
+    /// Per block, the index in `feet` of its first plant.
+    pub firsts: Vec<u32>,
+    /// Per plant, block by block and bit by bit, the height it stands at.
+    pub feet: Vec<f32>,
+}
+
+impl Stand {
+    /// Plants placed.
+    pub fn len(&self) -> usize {
+        self.feet.len()
+    }
+
+    /// Whether none is.
+    pub fn is_empty(&self) -> bool {
+        self.feet.is_empty()
+    }
+
+    /// Whether the spot at column `i`, row `j` (either may lie off the
+    /// grid) holds a plant.
+    fn taken(&self, i: i64, j: i64) -> bool {
+        let [nx, nz] = self.layout.spots;
+        if i < 0 || j < 0 || i >= nx as i64 || j >= nz as i64 {
+            return false;
+        }
+        let (block, bit) = self.layout.block_bit(i as u32, j as u32);
+        self.masks[block] >> bit & 1 == 1
+    }
+
+    /// Whether a plant stands nearer than `r` to `p`.
+    fn near(&self, p: Vec2, r: f32) -> bool {
+        let l = &self.layout;
+        let cell = |v: f32, h: f32| ((v + h) / l.cell).floor() as i64;
+        let (i0, i1) = (cell(p.x - r, l.half.x), cell(p.x + r, l.half.x));
+        let (j0, j1) = (cell(p.y - r, l.half.y), cell(p.y + r, l.half.y));
+        (j0..=j1).any(|j| {
+            (i0..=i1).any(|i| {
+                self.taken(i, j) && {
+                    let q = l.at(l.spot(i as u32, j as u32));
+                    q.distance_squared(p) < r * r
+                }
+            })
+        })
+    }
+
+    /// The plants, block by block: (spot, index in `feet`) each.
+    pub fn plants(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        self.masks
+            .iter()
+            .zip(&self.firsts)
+            .enumerate()
+            .flat_map(move |(block, (&mask, &first))| {
+                bits(mask).enumerate().map(move |(k, bit)| {
+                    (self.layout.block_spot(block as u32, bit), first + k as u32)
+                })
+            })
+    }
+
+    /// Every plant placed, block by block.
+    pub fn placed(&self) -> Vec<Placed> {
+        self.plants()
+            .map(|(spot, plant)| Placed {
+                place: self.layout.place(spot, self.feet[plant as usize]),
+                variant: self.layout.variant(spot),
+                at: self.layout.at(spot),
+                spot,
+            })
+            .collect()
+    }
+
+    /// Bytes held.
+    pub fn memory_bytes(&self) -> usize {
+        std::mem::size_of_val(&self.masks[..])
+            + std::mem::size_of_val(&self.firsts[..])
+            + std::mem::size_of_val(&self.feet[..])
+    }
+}
+
+/// The set bits of `mask`, lowest first.
+pub fn bits(mut mask: u64) -> impl Iterator<Item = u32> {
+    std::iter::from_fn(move || {
+        (mask != 0).then(|| {
+            let bit = mask.trailing_zeros();
+            mask &= mask - 1;
+            bit
+        })
+    })
 }
 
 /// Random streams of placement.
@@ -110,46 +316,6 @@ fn groves(seed: u64, p: Vec2) -> f32 {
     (octave(p) * 2.0 + octave(p * 2.3 + Vec2::splat(17.0))) / 3.0
 }
 
-/// Points of one species, found by the cells of a grid of side `cell`.
-struct Grid {
-    cell: f32,
-    points: HashMap<(i32, i32), Vec<Vec2>>,
-}
-
-impl Grid {
-    fn new(cell: f32) -> Grid {
-        Grid {
-            cell,
-            points: HashMap::new(),
-        }
-    }
-
-    fn key(&self, p: Vec2) -> (i32, i32) {
-        (
-            (p.x / self.cell).floor() as i32,
-            (p.y / self.cell).floor() as i32,
-        )
-    }
-
-    fn add(&mut self, p: Vec2) {
-        let k = self.key(p);
-        self.points.entry(k).or_default().push(p);
-    }
-
-    /// Whether a point lies nearer than `r` to `p`.
-    fn near(&self, p: Vec2, r: f32) -> bool {
-        let (x0, z0) = self.key(p - Vec2::splat(r));
-        let (x1, z1) = self.key(p + Vec2::splat(r));
-        (x0..=x1).any(|x| {
-            (z0..=z1).any(|z| {
-                self.points
-                    .get(&(x, z))
-                    .is_some_and(|v| v.iter().any(|q| q.distance_squared(p) < r * r))
-            })
-        })
-    }
-}
-
 /// The ground's suitability for `p` at (x, z): the product of its
 /// windows, 0 in water.
 fn suits(
@@ -178,80 +344,119 @@ fn suits(
 }
 
 /// The plants of every species over `grid`, in the order listed (each
-/// species' in the order of its spots). With `waters`, never where water
-/// stands and within the moisture windows (0 everywhere without them).
-pub fn place(all: &[Plants], grid: &TerrainGrid, waters: Option<&Waters>) -> Vec<Vec<Placed>> {
+/// species' spots taken in the order of their rows). With `waters`, never
+/// where water stands and within the moisture windows (0 everywhere
+/// without them).
+///
+/// Whether a spot suits (its chance, groves and ground) is found for
+/// every row at once, in parallel; the spacings, which depend on the
+/// spots taken before, then walk the suitable spots in order.
+pub fn place(all: &[Plants], grid: &TerrainGrid, waters: Option<&Waters>) -> Vec<Stand> {
     let (lo, hi) = grid.heights.range();
     let relief = (hi - lo).max(1e-6);
-    let half = Vec2::new(grid.size[0], grid.size[1]) * 0.5;
-    let mut grids: Vec<Grid> = Vec::new();
-    let mut out = Vec::new();
+    let mut stands: Vec<Stand> = Vec::new();
     for (k, p) in all.iter().enumerate() {
-        let cell = p.spacing / std::f32::consts::SQRT_2;
-        let nx = (grid.size[0] / cell).ceil() as u64;
-        let nz = (grid.size[1] / cell).ceil() as u64;
-        let mut own = Grid::new(p.spacing);
-        let mut placed = Vec::new();
-        for j in 0..nz {
-            for i in 0..nx {
-                let spot = j * nx + i;
-                let u = |s: u64| unit_f32(p.seed, s, spot);
-                let at = Vec2::new(
-                    (i as f32 + u(stream::X)) * cell,
-                    (j as f32 + u(stream::Z)) * cell,
-                ) - half;
-                if at.x.abs() > half.x || at.y.abs() > half.y {
-                    continue;
+        let layout = Layout::new(p, grid);
+        let [nx, nz] = layout.spots;
+        let suitable: Vec<Vec<u64>> = (0..nz)
+            .into_par_iter()
+            .map(|j| {
+                let mut row = vec![0u64; nx.div_ceil(64) as usize];
+                for i in 0..nx {
+                    let spot = layout.spot(i, j);
+                    if suitable(p, &layout, grid, waters, lo, relief, spot) {
+                        row[(i / 64) as usize] |= 1 << (i % 64);
+                    }
                 }
-                let grove = if p.clumping > 0.0 {
-                    let s = smoothstep(0.0, 1.0, groves(p.seed, at / p.clump_size));
-                    (1.0 - p.clumping) + p.clumping * 2.0 * s
-                } else {
-                    1.0
-                };
-                let chance = p.density * grove;
-                if u(stream::TAKE) >= chance {
-                    continue;
+                row
+            })
+            .collect();
+        let blocks = (layout.blocks[0] * layout.blocks[1]) as usize;
+        let mut stand = Stand {
+            layout,
+            masks: vec![0; blocks],
+            firsts: Vec::new(),
+            feet: Vec::new(),
+        };
+        for (j, row) in suitable.iter().enumerate() {
+            for (w, &word) in row.iter().enumerate() {
+                for b in bits(word) {
+                    let i = w as u32 * 64 + b;
+                    let at = layout.at(layout.spot(i, j as u32));
+                    if stand.near(at, p.spacing) {
+                        continue;
+                    }
+                    let crowded = !p.understory
+                        && all[..k].iter().zip(&stands).any(|(q, s)| {
+                            !q.understory && s.near(at, 0.5 * (p.spacing + q.spacing))
+                        });
+                    if crowded {
+                        continue;
+                    }
+                    let (block, bit) = layout.block_bit(i, j as u32);
+                    stand.masks[block] |= 1 << bit;
                 }
-                if suits(p, grid, waters, lo, relief, at) <= u(stream::SUIT) {
-                    continue;
-                }
-                if own.near(at, p.spacing) {
-                    continue;
-                }
-                let crowded = !p.understory
-                    && all[..k]
-                        .iter()
-                        .zip(&grids)
-                        .any(|(q, g)| !q.understory && g.near(at, 0.5 * (p.spacing + q.spacing)));
-                if crowded {
-                    continue;
-                }
-                own.add(at);
-                let scale = p.scale[0] + (p.scale[1] - p.scale[0]) * u(stream::SCALE);
-                // Stand on the lowest ground under the trunk, so no
-                // root floats on a slope.
-                let r = p.species.radius * p.species.height[0] * scale;
-                let foot = [(r, 0.0), (-r, 0.0), (0.0, r), (0.0, -r), (0.0, 0.0)]
-                    .iter()
-                    .map(|&(dx, dz)| grid.height_at(at.x + dx, at.y + dz))
-                    .fold(f32::INFINITY, f32::min);
-                let yaw = Quat::from_rotation_y(u(stream::YAW) * std::f32::consts::TAU);
-                let variant = ((u(stream::VARIANT) * p.variants.len() as f32) as u32)
-                    .min(p.variants.len() as u32 - 1);
-                placed.push(Placed {
-                    place: Affine3A::from_scale_rotation_translation(
-                        Vec3::splat(scale),
-                        yaw,
-                        Vec3::new(at.x, foot, at.y),
-                    ),
-                    variant,
-                    at,
-                });
             }
         }
-        grids.push(own);
-        out.push(placed);
+        drop(suitable);
+        // Stand on the lowest ground under the trunk, so no root floats
+        // on a slope.
+        let trunk = p.species.radius * p.species.height[0];
+        let feet: Vec<Vec<f32>> = stand
+            .masks
+            .par_iter()
+            .enumerate()
+            .map(|(block, &mask)| {
+                bits(mask)
+                    .map(|bit| {
+                        let spot = layout.block_spot(block as u32, bit);
+                        let at = layout.at(spot);
+                        let r = trunk * layout.scale(spot);
+                        [(r, 0.0), (-r, 0.0), (0.0, r), (0.0, -r), (0.0, 0.0)]
+                            .iter()
+                            .map(|&(dx, dz)| grid.height_at(at.x + dx, at.y + dz))
+                            .fold(f32::INFINITY, f32::min)
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut first = 0u32;
+        stand.firsts = feet
+            .iter()
+            .map(|f| {
+                let at = first;
+                first += f.len() as u32;
+                at
+            })
+            .collect();
+        stand.feet = feet.into_iter().flatten().collect();
+        stands.push(stand);
     }
-    out
+    stands
+}
+
+/// Whether `spot` suits `p` before the spacings: on the terrain, taken by
+/// its chance in its groves, and by its ground.
+fn suitable(
+    p: &Plants,
+    layout: &Layout,
+    grid: &TerrainGrid,
+    waters: Option<&Waters>,
+    lo: f32,
+    relief: f32,
+    spot: u32,
+) -> bool {
+    let at = layout.at(spot);
+    if at.x.abs() > layout.half.x || at.y.abs() > layout.half.y {
+        return false;
+    }
+    let grove = if p.clumping > 0.0 {
+        let s = smoothstep(0.0, 1.0, groves(p.seed, at / p.clump_size));
+        (1.0 - p.clumping) + p.clumping * 2.0 * s
+    } else {
+        1.0
+    };
+    let chance = p.density * grove;
+    layout.unit(stream::TAKE, spot) < chance
+        && suits(p, grid, waters, lo, relief, at) > layout.unit(stream::SUIT, spot)
 }

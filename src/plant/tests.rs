@@ -1,8 +1,9 @@
 //! Growth follows the species' parameters; placement keeps to the
 //! ground's windows and the spacings.
 
-use super::place::{place, window, Plants};
+use super::place::{window, Placed, Plants};
 use super::*;
+use crate::terrain::hydrology::Waters;
 use crate::terrain::TerrainGrid;
 
 fn species(name: &str) -> Species {
@@ -228,6 +229,14 @@ fn plants(name: &str, seed: u64, spacing: f32, height: [f32; 2], slope: [f32; 2]
         understory: false,
         seed,
     }
+}
+
+/// Every plant of each species placed over `grid`.
+fn place(all: &[Plants], grid: &TerrainGrid, waters: Option<&Waters>) -> Vec<Vec<Placed>> {
+    super::place::place(all, grid, waters)
+        .iter()
+        .map(|s| s.placed())
+        .collect()
 }
 
 fn hills() -> TerrainGrid {
