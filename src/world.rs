@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use glam::{Affine3A, Vec3, Vec3A};
 
+use crate::accel::plants::{PlantField, PlantHit};
 use crate::accel::{Bvh, HeightField, Object, ObjectHit, ObjectRef, TopLevel, View};
 use crate::mesh::{face_normal, TriangleMesh};
 use crate::ray::Ray;
@@ -105,6 +106,10 @@ pub struct World {
     pub population_count: usize,
     /// Plants placed.
     pub plant_count: usize,
+    /// The plants, traced where they stand ([`PlantField`]), with each
+    /// species' variants (for their meshes' normals) and the material of
+    /// each of its parts.
+    plants: Option<Plants>,
     /// Triangles rendered (an instance counts its mesh's triangles).
     triangles: usize,
     /// Terrain and rocks under one top level.
@@ -113,6 +118,14 @@ pub struct World {
     pub generate_time: Duration,
     /// Time spent building the acceleration structures.
     pub bvh_time: Duration,
+}
+
+/// The plants as the world keeps them.
+#[derive(Debug, Clone)]
+struct Plants {
+    field: PlantField,
+    variants: Vec<Vec<Arc<crate::plant::Plant>>>,
+    materials: Vec<[u16; 3]>,
 }
 
 /// The land's lakes and rivers: their surface, a mesh over the grid cells
@@ -418,6 +431,7 @@ impl Builder {
             rock_count,
             population_count: 0,
             plant_count: 0,
+            plants: None,
             triangles: self.triangles,
             accel,
             generate_time: generate_time.saturating_sub(self.accel_time),
@@ -629,63 +643,60 @@ impl World {
                 }
             }
         }
-        // Plants: each variant's bark, leaves and flowers stored once; a
-        // species' barks, then its leaves, then its flowers, an object
-        // each, so its leaves are one run of objects that its tints
-        // count along (as `plant::export` does).
-        let mut plant_count = 0;
-        for (p, placed) in scene.plants.iter().zip(&planted) {
-            plant_count += placed.len();
-            let s = &p.species;
-            for (name, part) in crate::plant::PARTS {
-                let first = b.objects.len() as u32;
-                let (look, smooth, translucency) = match name {
-                    "bark" => (Material::Albedo(s.bark_color), true, 0.0),
-                    "leaf" => (
-                        Material::Tinted {
-                            color: s.leaf_color,
-                            variation: s.leaf_color_var,
-                            seed: p.seed,
-                            first,
-                        },
-                        false,
-                        s.translucency,
-                    ),
-                    _ => (Material::Albedo(s.flower_color), false, 0.0),
-                };
-                let material = b.material(look, smooth);
-                b.translucency[material as usize] = translucency;
-                let shared: Option<Vec<Option<u32>>> = options.instancing.then(|| {
-                    p.variants
-                        .iter()
-                        .map(|v| {
-                            let m = part(v);
-                            (!m.indices.is_empty()).then(|| b.mesh(m.clone()))
-                        })
-                        .collect()
-                });
-                for plant in placed {
-                    let variant = &p.variants[plant.variant as usize];
-                    if part(variant).indices.is_empty() {
-                        continue;
-                    }
-                    match &shared {
-                        Some(meshes) => {
-                            let mesh = meshes[plant.variant as usize].expect("a mesh");
-                            b.place(mesh, Some(plant.place), material);
-                        }
-                        None => {
-                            let mesh = b.mesh(rock::place_affine(part(variant), plant.place));
-                            b.place(mesh, None, material);
-                        }
-                    }
-                }
-            }
-        }
+        // Plants: a material per species' part; the plants themselves are
+        // kept as their stands and traced where they stand.
+        let plant_materials: Vec<[u16; 3]> = scene
+            .plants
+            .iter()
+            .map(|p| {
+                let s = &p.species;
+                crate::plant::PARTS.map(|(name, _)| {
+                    let (look, smooth, translucency) = match name {
+                        "bark" => (Material::Albedo(s.bark_color), true, 0.0),
+                        // Tinted by the plant's spot ([`SurfaceHit::object`]).
+                        "leaf" => (
+                            Material::Tinted {
+                                color: s.leaf_color,
+                                variation: s.leaf_color_var,
+                                seed: p.seed,
+                                first: 0,
+                            },
+                            false,
+                            s.translucency,
+                        ),
+                        _ => (Material::Albedo(s.flower_color), false, 0.0),
+                    };
+                    let material = b.material(look, smooth);
+                    b.translucency[material as usize] = translucency;
+                    material
+                })
+            })
+            .collect();
         let generate_time = t0.elapsed();
         let mut world = b.finish(terrain_normals, analytic, rock_count, generate_time);
         world.population_count = population_count;
-        world.plant_count = plant_count;
+        if !scene.plants.is_empty() {
+            let t1 = Instant::now();
+            let variants: Vec<Vec<Arc<crate::plant::Plant>>> =
+                scene.plants.iter().map(|p| p.variants.clone()).collect();
+            let parts: Vec<Vec<[&TriangleMesh; 3]>> = variants
+                .iter()
+                .map(|vs| {
+                    vs.iter()
+                        .map(|v| crate::plant::PARTS.map(|(_, part)| part(v)))
+                        .collect()
+                })
+                .collect();
+            let field = PlantField::build(planted, &parts);
+            world.plant_count = field.plant_count();
+            world.triangles += field.triangle_count();
+            world.plants = Some(Plants {
+                field,
+                variants,
+                materials: plant_materials,
+            });
+            world.bvh_time += t1.elapsed();
+        }
         world.layers = layers;
         world.streams = streams;
         world
@@ -785,7 +796,9 @@ impl World {
     /// Triangles stored: the terrain grid's, plus each distinct mesh's once
     /// (however many instances place it).
     pub fn stored_triangle_count(&self) -> usize {
-        self.grid_triangle_count() + self.meshes.iter().map(|m| m.indices.len()).sum::<usize>()
+        self.grid_triangle_count()
+            + self.meshes.iter().map(|m| m.indices.len()).sum::<usize>()
+            + self.plant_meshes().map(|m| m.indices.len()).sum::<usize>()
     }
 
     /// Triangles of the terrain when it is traced through its grid (0 when
@@ -815,6 +828,7 @@ impl World {
         let meshes: usize = self
             .meshes
             .iter()
+            .chain(self.plant_meshes())
             .map(|m| {
                 size_of_val(&m.positions[..])
                     + size_of_val(&m.normals[..])
@@ -836,6 +850,15 @@ impl World {
             + size_of_val(&self.analytic[..])
             + self.layers.as_ref().map_or(0, |(_, a)| a.memory_bytes())
             + self.streams.as_ref().map_or(0, Streams::memory_bytes)
+            + self.plants.as_ref().map_or(0, |p| p.field.memory_bytes())
+    }
+
+    /// Each plant variant's part meshes, once.
+    fn plant_meshes(&self) -> impl Iterator<Item = &TriangleMesh> + '_ {
+        self.plants
+            .iter()
+            .flat_map(|p| p.variants.iter().flatten())
+            .flat_map(|v| crate::plant::PARTS.map(|(_, part)| part(v)))
     }
 
     /// Where `ray` meets the surface of the land's lakes and rivers from
@@ -984,7 +1007,12 @@ impl World {
     #[inline]
     fn intersect_in(&self, view: &View, ray: &Ray) -> Option<SurfaceHit> {
         let hit = self.accel.intersect(view, ray, f32::INFINITY);
-        self.closest_surface(ray, hit)
+        let t_mesh = hit.map_or(f32::INFINITY, |h| h.hit.t);
+        let plant = self
+            .plants
+            .as_ref()
+            .and_then(|p| p.field.intersect(ray, t_mesh));
+        self.closest_surface(ray, hit, plant)
     }
 
     /// [`World::intersect`] for each ray of a batch, bit for bit, faster:
@@ -997,28 +1025,44 @@ impl World {
         let mut hits = vec![None; rays.len()];
         self.accel
             .intersect_batch(view, rays, &vec![f32::INFINITY; rays.len()], &mut hits);
+        let mut plants = vec![None; rays.len()];
+        if let Some(p) = &self.plants {
+            let limits: Vec<f32> = hits
+                .iter()
+                .map(|h| h.map_or(f32::INFINITY, |h| h.hit.t))
+                .collect();
+            p.field.intersect_batch(rays, &limits, &mut plants);
+        }
         rays.iter()
             .zip(hits)
-            .map(|(ray, hit)| self.closest_surface(ray, hit))
+            .zip(plants)
+            .map(|((ray, hit), plant)| self.closest_surface(ray, hit, plant))
             .collect()
     }
 
-    /// The surface of the closest of `hit` (the top level's) and the
-    /// analytic rocks.
+    /// The surface of the closest of `hit` (the top level's), `plant`
+    /// (the plants' closest within it) and the analytic rocks.
     #[inline]
-    fn closest_surface(&self, ray: &Ray, hit: Option<ObjectHit>) -> Option<SurfaceHit> {
+    fn closest_surface(
+        &self,
+        ray: &Ray,
+        hit: Option<ObjectHit>,
+        plant: Option<PlantHit>,
+    ) -> Option<SurfaceHit> {
         let t_mesh = hit.map_or(f32::INFINITY, |h| h.hit.t);
+        let t_near = plant.map_or(t_mesh, |p| p.hit.t);
         let mut best_rock: Option<(f32, usize)> = None;
         for (k, rock) in self.analytic.iter().enumerate() {
-            let limit = best_rock.map_or(t_mesh, |b| b.0);
+            let limit = best_rock.map_or(t_near, |b| b.0);
             if let Some(t) = rock.intersect(ray, 0.0, limit) {
                 best_rock = Some((t, k));
             }
         }
-        match (best_rock, hit) {
-            (Some((t, k)), _) => Some(self.rock_surface(ray, t, k)),
-            (None, Some(h)) => Some(self.surface(ray, &h)),
-            (None, None) => None,
+        match (best_rock, plant, hit) {
+            (Some((t, k)), _, _) => Some(self.rock_surface(ray, t, k)),
+            (None, Some(p), _) => Some(self.plant_surface(ray, &p)),
+            (None, None, Some(h)) => Some(self.surface(ray, &h)),
+            (None, None, None) => None,
         }
     }
 
@@ -1034,6 +1078,15 @@ impl World {
             .iter()
             .any(|r| r.intersect(ray, 0.0, t_max).is_some())
             || self.accel.occluded(view, ray, t_max)
+            || self.plants_block(ray, t_max)
+    }
+
+    /// Whether a plant lies along `ray` within (0, t_max].
+    #[inline]
+    fn plants_block(&self, ray: &Ray, t_max: f32) -> bool {
+        self.plants
+            .as_ref()
+            .is_some_and(|p| p.field.occluded(ray, t_max))
     }
 
     /// [`World::occluded`] for each ray of a batch (`rays[k]` within
@@ -1045,6 +1098,19 @@ impl World {
     fn occluded_batch_in(&self, view: &View, rays: &[Ray], t_max: &[f32]) -> Vec<bool> {
         let mut blocked = vec![false; rays.len()];
         self.accel.occluded_batch(view, rays, t_max, &mut blocked);
+        if let Some(p) = &self.plants {
+            // The open rays by the signs of their directions, so that a
+            // sun's shadow rays go down together.
+            let octant = |k: usize| {
+                let d = rays[k].dir;
+                usize::from(d.x < 0.0) | usize::from(d.y < 0.0) << 1 | usize::from(d.z < 0.0) << 2
+            };
+            let mut order: Vec<u32> = (0..rays.len() as u32)
+                .filter(|&k| !blocked[k as usize])
+                .collect();
+            order.sort_by_key(|&k| octant(k as usize));
+            p.field.occluded_batch(rays, t_max, &order, &mut blocked);
+        }
         for (k, ray) in rays.iter().enumerate() {
             blocked[k] = blocked[k]
                 || self
@@ -1087,7 +1153,7 @@ impl World {
                 .try_normalize()
                 .unwrap_or(ng)
         };
-        let (mut ng, mut n) = match self.accel.object(hit.object) {
+        let (ng, mut n) = match self.accel.object(hit.object) {
             ObjectRef::Terrain(field) => {
                 let [a, b, c] = field.triangle(tri);
                 let ng = face_normal(a, b, c);
@@ -1108,34 +1174,13 @@ impl World {
                 };
                 (ng, n)
             }
-            ObjectRef::Mesh { mesh, placement } => {
-                let m = &self.meshes[mesh as usize];
-                let corners = m.indices[tri as usize];
-                // Normals follow the inverse transpose of the placement,
-                // vertex by vertex, as a placed copy's do.
-                match self.accel.object_from_world(placement) {
-                    None => {
-                        let ng = m.face_normal(tri as usize);
-                        let n = if smooth {
-                            interpolate(corners.map(|k| m.normals[k as usize]), ng)
-                        } else {
-                            ng
-                        };
-                        (ng, n)
-                    }
-                    Some(object_from_world) => {
-                        let nm = object_from_world.matrix3.transpose();
-                        let to_world = |n: Vec3| Vec3::from((nm * Vec3A::from(n)).normalize());
-                        let ng = to_world(m.face_normal(tri as usize));
-                        let n = if smooth {
-                            interpolate(corners.map(|k| to_world(m.normals[k as usize])), ng)
-                        } else {
-                            ng
-                        };
-                        (ng, n)
-                    }
-                }
-            }
+            ObjectRef::Mesh { mesh, placement } => placed_normals(
+                &self.meshes[mesh as usize],
+                tri,
+                (u, v),
+                smooth,
+                self.accel.object_from_world(placement),
+            ),
         };
         if let (Material::Layers, Some((layers, attributes))) =
             (&self.materials[material as usize], &self.layers)
@@ -1154,21 +1199,95 @@ impl World {
             let g = Vec3::from(g);
             n = (n - (g - g.dot(n) * n)).try_normalize().unwrap_or(n);
         }
-        if ng.dot(ray.dir) > 0.0 {
-            ng = -ng;
+        facing(ray, t, ng, n, material, tri, hit.object)
+    }
+
+    /// The surface of a plant at `hit`; its object is its spot, which its
+    /// leaves' tint follows.
+    fn plant_surface(&self, ray: &Ray, hit: &PlantHit) -> SurfaceHit {
+        let plants = self.plants.as_ref().expect("a plant was hit");
+        let (place, variant) = plants.field.place(hit.species, hit.spot, hit.plant);
+        let (_, part) = crate::plant::PARTS[hit.part as usize];
+        let mesh = part(&plants.variants[hit.species as usize][variant as usize]);
+        let material = plants.materials[hit.species as usize][hit.part as usize];
+        let h = hit.hit;
+        let (ng, n) = placed_normals(
+            mesh,
+            h.triangle,
+            (h.u, h.v),
+            self.smooth[material as usize],
+            Some(place.inverse()),
+        );
+        facing(ray, h.t, ng, n, material, h.triangle, hit.spot)
+    }
+}
+
+/// The geometric and shading normals of triangle `tri` of `m` at
+/// barycentrics `(u, v)`, carried to the world by the inverse transpose
+/// of the placement (vertex by vertex, as a placed copy's are) where
+/// `object_from_world` is given.
+fn placed_normals(
+    m: &TriangleMesh,
+    tri: u32,
+    (u, v): (f32, f32),
+    smooth: bool,
+    object_from_world: Option<Affine3A>,
+) -> (Vec3, Vec3) {
+    let corners = m.indices[tri as usize];
+    let interpolate = |[a, b, c]: [Vec3; 3], ng: Vec3| {
+        (a * (1.0 - u - v) + b * u + c * v)
+            .try_normalize()
+            .unwrap_or(ng)
+    };
+    match object_from_world {
+        None => {
+            let ng = m.face_normal(tri as usize);
+            let n = if smooth {
+                interpolate(corners.map(|k| m.normals[k as usize]), ng)
+            } else {
+                ng
+            };
+            (ng, n)
         }
-        if n.dot(ng) < 0.0 {
-            n = -n;
+        Some(object_from_world) => {
+            let nm = object_from_world.matrix3.transpose();
+            let to_world = |n: Vec3| Vec3::from((nm * Vec3A::from(n)).normalize());
+            let ng = to_world(m.face_normal(tri as usize));
+            let n = if smooth {
+                interpolate(corners.map(|k| to_world(m.normals[k as usize])), ng)
+            } else {
+                ng
+            };
+            (ng, n)
         }
-        SurfaceHit {
-            t,
-            point: ray.at(t),
-            geometric_normal: ng,
-            normal: n,
-            material,
-            face: tri,
-            object: hit.object,
-        }
+    }
+}
+
+/// A hit at `t` along `ray` with normals `ng` and `n` turned to face the
+/// ray (the shading normal onto the geometric one's side).
+fn facing(
+    ray: &Ray,
+    t: f32,
+    mut ng: Vec3,
+    mut n: Vec3,
+    material: u16,
+    face: u32,
+    object: u32,
+) -> SurfaceHit {
+    if ng.dot(ray.dir) > 0.0 {
+        ng = -ng;
+    }
+    if n.dot(ng) < 0.0 {
+        n = -n;
+    }
+    SurfaceHit {
+        t,
+        point: ray.at(t),
+        geometric_normal: ng,
+        normal: n,
+        material,
+        face,
+        object,
     }
 }
 

@@ -5,6 +5,7 @@ pub mod bvh;
 pub mod heightfield;
 pub mod octet;
 pub mod packet;
+pub mod plants;
 pub mod sah;
 pub mod top;
 pub mod wide;

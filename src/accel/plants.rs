@@ -1,0 +1,583 @@
+//! Plants traced where they stand, never stored as instances. A species
+//! keeps a bit per spot of its grid and a height per plant
+//! ([`Stand`]); a plant's place, scale, turn and variant are hashes of
+//! its spot ([`Layout`](crate::plant::place::Layout)), worked out again
+//! whenever a ray reaches it.
+//!
+//! The spots are grouped in blocks of 8 × 8 (one `u64` of bits); a
+//! block's box holds its plants as they stand, and one tree over the
+//! boxes of every species' blocks finds the blocks a ray crosses. In a
+//! block, a plant is first tested as a circle on the ground (the reach
+//! of its variants about the trunk, from three hashes), and only then
+//! placed and entered: its variant's box, then its bark, leaves and
+//! flowers, each a BVH built once per variant.
+
+use arrayvec::ArrayVec;
+use glam::{Affine3A, Vec2, Vec3};
+use rayon::prelude::*;
+
+use super::bvh::{Bvh, Hit, LeafCost, Tree};
+use super::octet::{rays_of, OCTET};
+use crate::mesh::TriangleMesh;
+use crate::plant::place::{bits, Stand, BLOCK};
+use crate::ray::{Aabb, Ray};
+
+/// One grown variant: a BVH per part (none for a part it lacks) and the
+/// box of all its parts, in its own space.
+#[derive(Debug, Clone)]
+struct Variant {
+    parts: [Option<Bvh>; 3],
+    bounds: Aabb,
+    /// The farthest it reaches from its trunk's axis.
+    reach: f32,
+}
+
+impl Variant {
+    /// The upright cylinder that holds it placed by `scale` at `at` on
+    /// `foot`.
+    #[inline]
+    fn cylinder(&self, at: Vec2, scale: f32, foot: f32) -> Cylinder {
+        Cylinder {
+            at,
+            r: self.reach * scale,
+            bottom: foot + self.bounds.min.y * scale,
+            top: foot + self.bounds.max.y * scale,
+        }
+    }
+}
+
+/// One species as traced.
+#[derive(Debug, Clone)]
+struct Kind {
+    stand: Stand,
+    variants: Vec<Variant>,
+}
+
+/// A hit on a plant: which species, spot and plant (its index among the
+/// species' plants), which part, and the hit on that part's mesh.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PlantHit {
+    /// Index of the species.
+    pub species: u32,
+    /// The plant's spot in its species' grid.
+    pub spot: u32,
+    /// Index of the plant among its species'.
+    pub plant: u32,
+    /// The part hit (0 bark, 1 leaves, 2 flowers).
+    pub part: u32,
+    /// The hit on the part's mesh (t in world units).
+    pub hit: Hit,
+}
+
+impl PlantHit {
+    /// The key that decides between hits at the same t.
+    fn key(&self) -> (u32, u32, u32, u32) {
+        (self.species, self.spot, self.part, self.hit.triangle)
+    }
+
+    /// Whether this hit should replace `best`: nearer, or as near and
+    /// lower by (species, spot, part, triangle).
+    #[inline]
+    fn beats(&self, best: &Option<PlantHit>) -> bool {
+        best.is_none_or(|b| self.hit.t < b.hit.t || (self.hit.t == b.hit.t && self.key() < b.key()))
+    }
+}
+
+/// Spots along a side of the part of a block that is one leaf of the
+/// tree: a whole block's box is a loose fit on a forest's crowns.
+const PIECE: u32 = 2;
+
+/// Pieces of a block.
+const PIECES: u32 = (BLOCK / PIECE) * (BLOCK / PIECE);
+
+/// The mask of the bits of piece `k` of a block.
+const fn piece_mask(k: u32) -> u64 {
+    let (pi, pj) = (k % (BLOCK / PIECE), k / (BLOCK / PIECE));
+    let row = ((1u64 << PIECE) - 1) << (pi * PIECE);
+    let mut mask = 0;
+    let mut j = 0;
+    while j < PIECE {
+        mask |= row << ((pj * PIECE + j) * BLOCK);
+        j += 1;
+    }
+    mask
+}
+
+/// One leaf of the tree: a species' block and its piece.
+#[derive(Debug, Clone, Copy)]
+struct Leaf {
+    species: u32,
+    block: u32,
+    piece: u32,
+}
+
+/// The plants of piece `piece` of block `block` of a stand: (bit, index
+/// among the stand's plants) each.
+#[inline]
+fn piece_plants(stand: &Stand, block: u32, piece: u32) -> impl Iterator<Item = (u32, u32)> {
+    let mask = stand.masks[block as usize];
+    let first = stand.firsts[block as usize];
+    bits(mask & piece_mask(piece))
+        .map(move |bit| (bit, first + (mask & ((1u64 << bit) - 1)).count_ones()))
+}
+
+/// Every species' plants and the tree over their blocks.
+#[derive(Debug, Clone)]
+pub struct PlantField {
+    kinds: Vec<Kind>,
+    tree: Tree,
+    /// (species, block, part of the block) of each leaf-order slot.
+    order: Vec<Leaf>,
+    /// Triangles the plants place (each plant counts its variant's).
+    triangles: usize,
+}
+
+impl PlantField {
+    /// The field of species whose plants stand as `stands` say and whose
+    /// variants' parts are `variants[species][variant][part]`.
+    ///
+    /// # Panics
+    /// If a species has no variant.
+    pub fn build(stands: Vec<Stand>, variants: &[Vec<[&TriangleMesh; 3]>]) -> PlantField {
+        let kinds: Vec<Kind> = stands
+            .into_iter()
+            .zip(variants)
+            .map(|(stand, parts)| {
+                let variants: Vec<Variant> = parts
+                    .par_iter()
+                    .map(|meshes| {
+                        let bounds = meshes
+                            .iter()
+                            .flat_map(|m| &m.positions)
+                            .fold(Aabb::EMPTY, |b, &p| b.grow(p));
+                        let reach = meshes
+                            .iter()
+                            .flat_map(|m| &m.positions)
+                            .map(|p| Vec2::new(p.x, p.z).length())
+                            .fold(0.0, f32::max);
+                        Variant {
+                            parts: meshes.map(|m| (!m.indices.is_empty()).then(|| Bvh::build(m))),
+                            bounds,
+                            reach,
+                        }
+                    })
+                    .collect();
+                Kind { stand, variants }
+            })
+            .collect();
+        let mut triangles = 0;
+        for (kind, parts) in kinds.iter().zip(variants) {
+            let per: Vec<usize> = parts
+                .iter()
+                .map(|m| m.iter().map(|m| m.indices.len()).sum())
+                .collect();
+            triangles += kind
+                .stand
+                .plants()
+                .map(|(spot, _)| per[kind.stand.layout.variant(spot) as usize])
+                .sum::<usize>();
+        }
+        let boxes: Vec<(Leaf, Aabb)> = kinds
+            .iter()
+            .enumerate()
+            .flat_map(|(s, kind)| {
+                let stand = &kind.stand;
+                stand
+                    .masks
+                    .par_iter()
+                    .zip(&stand.firsts)
+                    .enumerate()
+                    .filter(|(_, (&mask, _))| mask != 0)
+                    .flat_map_iter(move |(block, (&mask, &first))| {
+                        let boxes: Vec<Aabb> = bits(mask)
+                            .zip(first..)
+                            .map(|(bit, plant)| {
+                                let spot = stand.layout.block_spot(block as u32, bit);
+                                let v = &kind.variants[stand.layout.variant(spot) as usize];
+                                let (at, scale) = (stand.layout.at(spot), stand.layout.scale(spot));
+                                v.cylinder(at, scale, stand.feet[plant as usize]).bounds()
+                            })
+                            .collect();
+                        (0..PIECES).filter_map(move |piece| {
+                            let m = piece_mask(piece);
+                            (mask & m != 0).then(|| {
+                                let bounds = bits(mask)
+                                    .zip(&boxes)
+                                    .filter(|&(bit, _)| m >> bit & 1 == 1)
+                                    .fold(Aabb::EMPTY, |a, (_, &b)| a.union(b));
+                                let leaf = Leaf {
+                                    species: s as u32,
+                                    block: block as u32,
+                                    piece,
+                                };
+                                (leaf, bounds)
+                            })
+                        })
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        let bounds: Vec<Aabb> = boxes.iter().map(|&(_, b)| b).collect();
+        let (tree, order) = Tree::build(&bounds, LeafCost::PerInstance);
+        let order = order.iter().map(|&i| boxes[i as usize].0).collect();
+        PlantField {
+            kinds,
+            tree,
+            order,
+            triangles,
+        }
+    }
+
+    /// Plants in the field.
+    pub fn plant_count(&self) -> usize {
+        self.kinds.iter().map(|k| k.stand.len()).sum()
+    }
+
+    /// Triangles the plants place (each counts its variant's).
+    pub fn triangle_count(&self) -> usize {
+        self.triangles
+    }
+
+    /// Bytes held: the stands, the tree over the blocks and the variants'
+    /// BVHs.
+    pub fn memory_bytes(&self) -> usize {
+        self.tree.memory_bytes()
+            + std::mem::size_of_val(&self.order[..])
+            + self
+                .kinds
+                .iter()
+                .map(|k| {
+                    k.stand.memory_bytes()
+                        + k.variants
+                            .iter()
+                            .flat_map(|v| v.parts.iter().flatten())
+                            .map(Bvh::memory_bytes)
+                            .sum::<usize>()
+                })
+                .sum::<usize>()
+    }
+
+    /// Object to world of plant `plant` (at `spot`) of species `species`,
+    /// and its variant.
+    #[inline]
+    pub fn place(&self, species: u32, spot: u32, plant: u32) -> (Affine3A, u32) {
+        let stand = &self.kinds[species as usize].stand;
+        (
+            stand.layout.place(spot, stand.feet[plant as usize]),
+            stand.layout.variant(spot),
+        )
+    }
+
+    /// The closest plant along `ray` with t in (0, t_max]. Of hits at the
+    /// same t, the lowest (species, spot, part, triangle).
+    pub fn intersect(&self, ray: &Ray, t_max: f32) -> Option<PlantHit> {
+        let mut best: Option<PlantHit> = None;
+        self.tree.closest(ray, t_max, |range, t_best| {
+            for &Leaf {
+                species,
+                block,
+                piece,
+            } in &self.order[range]
+            {
+                self.visit(
+                    species,
+                    block,
+                    piece,
+                    ray,
+                    *t_best,
+                    |local, variant, spot, plant| {
+                        for (part, bvh) in variant.parts.iter().enumerate() {
+                            let Some(bvh) = bvh else { continue };
+                            let Some(hit) = bvh.intersect(local, *t_best) else {
+                                continue;
+                            };
+                            let candidate = PlantHit {
+                                species,
+                                spot,
+                                plant,
+                                part: part as u32,
+                                hit,
+                            };
+                            if candidate.beats(&best) {
+                                *t_best = hit.t;
+                                best = Some(candidate);
+                            }
+                        }
+                        false
+                    },
+                );
+            }
+        });
+        best
+    }
+
+    /// Whether a plant lies along `ray` with t in (0, t_max].
+    pub fn occluded(&self, ray: &Ray, t_max: f32) -> bool {
+        self.tree.any(ray, t_max, |range| {
+            self.order[range].iter().any(|l| {
+                self.visit(
+                    l.species,
+                    l.block,
+                    l.piece,
+                    ray,
+                    t_max,
+                    |local, variant, _, _| {
+                        variant
+                            .parts
+                            .iter()
+                            .flatten()
+                            .any(|bvh| bvh.occluded(local, t_max))
+                    },
+                )
+            })
+        })
+    }
+
+    /// [`PlantField::intersect`] for each ray of a batch, eight neighbours
+    /// at a time down the tree and together into each plant more than one
+    /// of them reaches: `hits[k]` for `rays[k]` within `t_max[k]`.
+    pub fn intersect_batch(&self, rays: &[Ray], t_max: &[f32], hits: &mut [Option<PlantHit>]) {
+        hits.fill(None);
+        for ((rays, t_max), hits) in rays
+            .chunks(OCTET)
+            .zip(t_max.chunks(OCTET))
+            .zip(hits.chunks_mut(OCTET))
+        {
+            self.tree.closest_octet(rays, t_max, |mask, range, t_best| {
+                for leaf in &self.order[range] {
+                    let limits = *t_best;
+                    self.visit_octet(
+                        leaf,
+                        rays,
+                        mask,
+                        &limits,
+                        |local, ks, variant, spot, plant| {
+                            for (part, bvh) in variant.parts.iter().enumerate() {
+                                let Some(bvh) = bvh else { continue };
+                                let mut found = [None; OCTET];
+                                let limits: ArrayVec<f32, OCTET> =
+                                    ks.iter().map(|&k| t_best[k]).collect();
+                                if ks.len() == 1 {
+                                    found[0] = bvh.intersect(&local[0], limits[0]);
+                                } else {
+                                    bvh.intersect_batch(local, &limits, &mut found[..ks.len()]);
+                                }
+                                for (&k, hit) in ks.iter().zip(found) {
+                                    let Some(hit) = hit else { continue };
+                                    let candidate = PlantHit {
+                                        species: leaf.species,
+                                        spot,
+                                        plant,
+                                        part: part as u32,
+                                        hit,
+                                    };
+                                    if candidate.beats(&hits[k]) {
+                                        t_best[k] = hit.t;
+                                        hits[k] = Some(candidate);
+                                    }
+                                }
+                            }
+                            0
+                        },
+                    );
+                }
+            });
+        }
+    }
+
+    /// [`PlantField::occluded`] for the rays of a batch named by `order`
+    /// (best grouped by the signs of their directions), eight of them at
+    /// a time: `blocked[k]` is set for each blocked ray `k`, and left as
+    /// it is otherwise.
+    pub fn occluded_batch(&self, rays: &[Ray], t_max: &[f32], order: &[u32], blocked: &mut [bool]) {
+        for ks in order.chunks(OCTET) {
+            let octet: ArrayVec<Ray, OCTET> = ks.iter().map(|&k| rays[k as usize]).collect();
+            let limits: ArrayVec<f32, OCTET> = ks.iter().map(|&k| t_max[k as usize]).collect();
+            let mut found = [false; OCTET];
+            self.tree.any_octet(
+                &octet,
+                &limits,
+                |mask, range| {
+                    let mut hit = 0;
+                    for leaf in &self.order[range] {
+                        hit |= self.visit_octet(
+                            leaf,
+                            &octet,
+                            mask & !hit,
+                            &limits,
+                            |local, ks, variant, _, _| {
+                                let mut now = 0u32;
+                                for bvh in variant.parts.iter().flatten() {
+                                    let mut found = [false; OCTET];
+                                    let lim: ArrayVec<f32, OCTET> =
+                                        ks.iter().map(|&k| limits[k]).collect();
+                                    if ks.len() == 1 {
+                                        found[0] = bvh.occluded(&local[0], lim[0]);
+                                    } else {
+                                        bvh.occluded_batch(local, &lim, &mut found[..ks.len()]);
+                                    }
+                                    for (&k, f) in ks.iter().zip(found) {
+                                        now |= u32::from(f) << k;
+                                    }
+                                }
+                                now
+                            },
+                        );
+                        if hit == mask {
+                            break;
+                        }
+                    }
+                    hit
+                },
+                &mut found[..ks.len()],
+            );
+            for (&k, &f) in ks.iter().zip(&found) {
+                blocked[k as usize] |= f;
+            }
+        }
+    }
+
+    /// For each plant of `leaf` that some of the rays of `octet` named by
+    /// `mask` may meet within their `limits`, calls `enter` with those
+    /// rays carried into the plant's space, their lanes, and the plant's
+    /// variant, spot and index; returns the union of the masks `enter`
+    /// returns (and stops early once every ray of `mask` is in it).
+    #[inline]
+    fn visit_octet(
+        &self,
+        leaf: &Leaf,
+        octet: &[Ray],
+        mask: u32,
+        limits: &[f32],
+        mut enter: impl FnMut(&[Ray], &[usize], &Variant, u32, u32) -> u32,
+    ) -> u32 {
+        let kind = &self.kinds[leaf.species as usize];
+        let stand = &kind.stand;
+        let layout = &stand.layout;
+        let block = leaf.block;
+        let mut done = 0u32;
+        for (bit, plant) in piece_plants(stand, block, leaf.piece) {
+            let spot = layout.block_spot(block, bit);
+            let foot = stand.feet[plant as usize];
+            let variant = &kind.variants[layout.variant(spot) as usize];
+            let (at, scale) = (layout.at(spot), layout.scale(spot));
+            let cylinder = variant.cylinder(at, scale, foot);
+            let ks: ArrayVec<usize, OCTET> = rays_of(mask & !done)
+                .filter(|&k| cylinder.crossed(&octet[k], limits[k]))
+                .collect();
+            if ks.is_empty() {
+                continue;
+            }
+            let m = layout.place_at(spot, at, scale, foot).inverse();
+            let (local, ks): (ArrayVec<Ray, OCTET>, ArrayVec<usize, OCTET>) = ks
+                .iter()
+                .map(|&k| {
+                    let r = &octet[k];
+                    (
+                        Ray::new(m.transform_point3(r.origin), m.transform_vector3(r.dir)),
+                        k,
+                    )
+                })
+                .filter(|(local, k)| variant.bounds.hit(local, limits[*k]).is_some())
+                .unzip();
+            if ks.is_empty() {
+                continue;
+            }
+            done |= enter(&local, &ks, variant, spot, plant);
+            if done & mask == mask {
+                break;
+            }
+        }
+        done
+    }
+
+    /// Calls `enter` with `ray` carried into each plant of piece `piece`
+    /// of block `block` of species `species` that it may meet within
+    /// `t_max`, the plant's variant, spot and index, until `enter` says to
+    /// stop (true, which is returned).
+    #[inline]
+    fn visit(
+        &self,
+        species: u32,
+        block: u32,
+        piece: u32,
+        ray: &Ray,
+        t_max: f32,
+        mut enter: impl FnMut(&Ray, &Variant, u32, u32) -> bool,
+    ) -> bool {
+        let kind = &self.kinds[species as usize];
+        let stand = &kind.stand;
+        let layout = &stand.layout;
+        for (bit, plant) in piece_plants(stand, block, piece) {
+            let spot = layout.block_spot(block, bit);
+            let foot = stand.feet[plant as usize];
+            let variant = &kind.variants[layout.variant(spot) as usize];
+            let (at, scale) = (layout.at(spot), layout.scale(spot));
+            let cylinder = variant.cylinder(at, scale, foot);
+            if !cylinder.crossed(ray, t_max) {
+                continue;
+            }
+            let place = layout.place_at(spot, at, scale, foot);
+            let m = place.inverse();
+            let local = Ray::new(m.transform_point3(ray.origin), m.transform_vector3(ray.dir));
+            if variant.bounds.hit(&local, t_max).is_none() {
+                continue;
+            }
+            if enter(&local, variant, spot, plant) {
+                return true;
+            }
+        }
+        false
+    }
+}
+
+/// An upright cylinder: its axis at `at` (x, z), its radius, bottom and
+/// top.
+struct Cylinder {
+    at: Vec2,
+    r: f32,
+    bottom: f32,
+    top: f32,
+}
+
+impl Cylinder {
+    /// Its box, widened as [`Cylinder::crossed`] widens it.
+    fn bounds(&self) -> Aabb {
+        let r = self.r * (1.0 + 1e-4) + 1e-4;
+        let slack = 1e-4 * (1.0 + self.top.abs().max(self.bottom.abs()));
+        Aabb {
+            min: Vec3::new(self.at.x - r, self.bottom - slack, self.at.y - r),
+            max: Vec3::new(self.at.x + r, self.top + slack, self.at.y + r),
+        }
+    }
+
+    /// Whether `ray` may pass through the cylinder with t in [0, t_max]:
+    /// the span of t it spends within the radius (widened a little for
+    /// rounding), and the heights it has there.
+    #[inline]
+    fn crossed(&self, ray: &Ray, t_max: f32) -> bool {
+        let o = Vec2::new(ray.origin.x - self.at.x, ray.origin.z - self.at.y);
+        let d = Vec2::new(ray.dir.x, ray.dir.z);
+        let r = self.r * (1.0 + 1e-4) + 1e-4;
+        let dd = d.length_squared();
+        let od = o.dot(d);
+        let c = o.length_squared() - r * r;
+        if dd < 1e-12 {
+            // Straight up or down: within the radius or not at all.
+            return c <= 0.0;
+        }
+        let disc = od * od - dd * c;
+        if disc < 0.0 {
+            return false;
+        }
+        let root = disc.sqrt();
+        let t0 = ((-od - root) / dd).max(0.0);
+        let t1 = ((-od + root) / dd).min(t_max);
+        if t0 > t1 * (1.0 + 1e-5) {
+            return false;
+        }
+        let slack = 1e-4 * (1.0 + self.top.abs().max(self.bottom.abs()));
+        let (y0, y1) = (ray.origin.y + ray.dir.y * t0, ray.origin.y + ray.dir.y * t1);
+        y0.max(y1) >= self.bottom - slack && y0.min(y1) <= self.top + slack
+    }
+}
