@@ -51,6 +51,8 @@ impl Variant {
 struct Kind {
     stand: Stand,
     variants: Vec<Variant>,
+    /// Side of its leaves' pieces of a block, in spots.
+    side: u32,
 }
 
 /// A hit on a plant: which species, spot and plant (its index among the
@@ -84,20 +86,59 @@ impl PlantHit {
 }
 
 /// Spots along a side of the part of a block that is one leaf of the
-/// tree: a whole block's box is a loose fit on a forest's crowns.
+/// tree, unless the field is too large for it: a whole block's box is a
+/// loose fit on a forest's crowns (on forest-valley, 26 % fewer rays a
+/// second with leaves of whole blocks, 20 % fewer on meadow).
 const PIECE: u32 = 2;
 
-/// Pieces of a block.
-const PIECES: u32 = (BLOCK / PIECE) * (BLOCK / PIECE);
+/// Leaves the tree may have before species' pieces are made coarser. The
+/// build takes about 300 bytes a leaf at its peak (boxes, build records,
+/// the binary and the wide tree), so about 2.4 GB at most.
+const LEAF_BUDGET: u64 = 8_000_000;
 
-/// The mask of the bits of piece `k` of a block.
-const fn piece_mask(k: u32) -> u64 {
-    let (pi, pj) = (k % (BLOCK / PIECE), k / (BLOCK / PIECE));
-    let row = ((1u64 << PIECE) - 1) << (pi * PIECE);
+/// Leaves of a species' stand cut in pieces of `side` spots.
+fn leaf_count(stand: &Stand, side: u32) -> u64 {
+    let pieces = (BLOCK / side).pow(2);
+    stand
+        .masks
+        .par_iter()
+        .map(|&mask| {
+            (0..pieces)
+                .filter(|&k| mask & piece_mask(side, k) != 0)
+                .count() as u64
+        })
+        .sum()
+}
+
+/// The side of each species' pieces: [`PIECE`], made coarser (to 4, then
+/// to whole blocks of 8) for the species with the most leaves, again and
+/// again, while the field has more than `budget` leaves. A hundred
+/// million blades of grass cost a leaf per block, not sixteen.
+fn piece_sides(stands: &[&Stand], budget: u64) -> Vec<u32> {
+    let mut sides = vec![PIECE; stands.len()];
+    let mut counts: Vec<u64> = stands.iter().map(|s| leaf_count(s, PIECE)).collect();
+    while counts.iter().sum::<u64>() > budget {
+        let Some(s) = (0..stands.len())
+            .filter(|&s| sides[s] < BLOCK)
+            .max_by_key(|&s| (counts[s], std::cmp::Reverse(s)))
+        else {
+            break;
+        };
+        sides[s] *= 2;
+        counts[s] = leaf_count(stands[s], sides[s]);
+    }
+    sides
+}
+
+/// The mask of the bits of piece `k` of a block cut in pieces of
+/// `side` × `side` spots.
+const fn piece_mask(side: u32, k: u32) -> u64 {
+    let (pi, pj) = (k % (BLOCK / side), k / (BLOCK / side));
+    let row = ((1u64 << side) - 1) << (pi * side);
     let mut mask = 0;
     let mut j = 0;
-    while j < PIECE {
-        mask |= row << ((pj * PIECE + j) * BLOCK);
+    while j < side {
+        mask |= row << ((pj * side + j) * BLOCK);
         j += 1;
     }
     mask
@@ -111,13 +152,13 @@ struct Leaf {
     piece: u32,
 }
 
-/// The plants of piece `piece` of block `block` of a stand: (bit, index
-/// among the stand's plants) each.
+/// The plants of piece `piece` of block `block` of a species: (bit,
+/// index among the species' plants) each.
 #[inline]
-fn piece_plants(stand: &Stand, block: u32, piece: u32) -> impl Iterator<Item = (u32, u32)> {
-    let mask = stand.masks[block as usize];
-    let first = stand.firsts[block as usize];
-    bits(mask & piece_mask(piece))
+fn piece_plants(kind: &Kind, block: u32, piece: u32) -> impl Iterator<Item = (u32, u32)> {
+    let mask = kind.stand.masks[block as usize];
+    let first = kind.stand.firsts[block as usize];
+    bits(mask & piece_mask(kind.side, piece))
         .map(move |bit| (bit, first + (mask & ((1u64 << bit) - 1)).count_ones()))
 }
 
@@ -139,10 +180,21 @@ impl PlantField {
     /// # Panics
     /// If a species has no variant.
     pub fn build(stands: Vec<Stand>, variants: &[Vec<[&TriangleMesh; 3]>]) -> PlantField {
+        PlantField::build_within(stands, variants, LEAF_BUDGET)
+    }
+
+    /// [`PlantField::build`] with a tree of at most about `budget` leaves.
+    fn build_within(
+        stands: Vec<Stand>,
+        variants: &[Vec<[&TriangleMesh; 3]>],
+        budget: u64,
+    ) -> PlantField {
+        let sides = piece_sides(&stands.iter().collect::<Vec<_>>(), budget);
         let kinds: Vec<Kind> = stands
             .into_iter()
             .zip(variants)
-            .map(|(stand, parts)| {
+            .zip(sides)
+            .map(|((stand, parts), side)| {
                 let variants: Vec<Variant> = parts
                     .par_iter()
                     .map(|meshes| {
@@ -162,7 +214,11 @@ impl PlantField {
                         }
                     })
                     .collect();
-                Kind { stand, variants }
+                Kind {
+                    stand,
+                    variants,
+                    side,
+                }
             })
             .collect();
         let mut triangles = 0;
@@ -177,49 +233,49 @@ impl PlantField {
                 .map(|(spot, _)| per[kind.stand.layout.variant(spot) as usize])
                 .sum::<usize>();
         }
-        let boxes: Vec<(Leaf, Aabb)> = kinds
-            .iter()
-            .enumerate()
-            .flat_map(|(s, kind)| {
-                let stand = &kind.stand;
-                stand
-                    .masks
-                    .par_iter()
-                    .zip(&stand.firsts)
-                    .enumerate()
-                    .filter(|(_, (&mask, _))| mask != 0)
-                    .flat_map_iter(move |(block, (&mask, &first))| {
-                        let boxes: Vec<Aabb> = bits(mask)
-                            .zip(first..)
-                            .map(|(bit, plant)| {
-                                let spot = stand.layout.block_spot(block as u32, bit);
-                                let v = &kind.variants[stand.layout.variant(spot) as usize];
-                                let (at, scale) = (stand.layout.at(spot), stand.layout.scale(spot));
-                                v.cylinder(at, scale, stand.feet[plant as usize]).bounds()
-                            })
-                            .collect();
-                        (0..PIECES).filter_map(move |piece| {
-                            let m = piece_mask(piece);
-                            (mask & m != 0).then(|| {
-                                let bounds = bits(mask)
-                                    .zip(&boxes)
-                                    .filter(|&(bit, _)| m >> bit & 1 == 1)
-                                    .fold(Aabb::EMPTY, |a, (_, &b)| a.union(b));
-                                let leaf = Leaf {
-                                    species: s as u32,
-                                    block: block as u32,
-                                    piece,
-                                };
-                                (leaf, bounds)
-                            })
+        let (mut leaves, mut bounds): (Vec<Leaf>, Vec<Aabb>) = (Vec::new(), Vec::new());
+        for (s, kind) in kinds.iter().enumerate() {
+            let stand = &kind.stand;
+            let (l, b): (Vec<Leaf>, Vec<Aabb>) = stand
+                .masks
+                .par_iter()
+                .zip(&stand.firsts)
+                .enumerate()
+                .filter(|(_, (&mask, _))| mask != 0)
+                .flat_map_iter(move |(block, (&mask, &first))| {
+                    let boxes: Vec<Aabb> = bits(mask)
+                        .zip(first..)
+                        .map(|(bit, plant)| {
+                            let spot = stand.layout.block_spot(block as u32, bit);
+                            let v = &kind.variants[stand.layout.variant(spot) as usize];
+                            let (at, scale) = (stand.layout.at(spot), stand.layout.scale(spot));
+                            v.cylinder(at, scale, stand.feet[plant as usize]).bounds()
+                        })
+                        .collect();
+                    let side = kind.side;
+                    (0..(BLOCK / side).pow(2)).filter_map(move |piece| {
+                        let m = piece_mask(side, piece);
+                        (mask & m != 0).then(|| {
+                            let bounds = bits(mask)
+                                .zip(&boxes)
+                                .filter(|&(bit, _)| m >> bit & 1 == 1)
+                                .fold(Aabb::EMPTY, |a, (_, &b)| a.union(b));
+                            let leaf = Leaf {
+                                species: s as u32,
+                                block: block as u32,
+                                piece,
+                            };
+                            (leaf, bounds)
                         })
                     })
-                    .collect::<Vec<_>>()
-            })
-            .collect();
-        let bounds: Vec<Aabb> = boxes.iter().map(|&(_, b)| b).collect();
+                })
+                .unzip();
+            leaves.extend(l);
+            bounds.extend(b);
+        }
         let (tree, order) = Tree::build(&bounds, LeafCost::PerInstance);
-        let order = order.iter().map(|&i| boxes[i as usize].0).collect();
+        drop(bounds);
+        let order = order.iter().map(|&i| leaves[i as usize]).collect();
         PlantField {
             kinds,
             tree,
@@ -456,7 +512,7 @@ impl PlantField {
         let layout = &stand.layout;
         let block = leaf.block;
         let mut done = 0u32;
-        for (bit, plant) in piece_plants(stand, block, leaf.piece) {
+        for (bit, plant) in piece_plants(kind, block, leaf.piece) {
             let spot = layout.block_spot(block, bit);
             let foot = stand.feet[plant as usize];
             let variant = &kind.variants[layout.variant(spot) as usize];
@@ -508,7 +564,7 @@ impl PlantField {
         let kind = &self.kinds[species as usize];
         let stand = &kind.stand;
         let layout = &stand.layout;
-        for (bit, plant) in piece_plants(stand, block, piece) {
+        for (bit, plant) in piece_plants(kind, block, piece) {
             let spot = layout.block_spot(block, bit);
             let foot = stand.feet[plant as usize];
             let variant = &kind.variants[layout.variant(spot) as usize];

@@ -137,6 +137,11 @@ impl Layout {
         ) - self.half
     }
 
+    /// The largest scale a plant may have.
+    pub fn scale_max(&self) -> f32 {
+        self.scale[0].max(self.scale[1])
+    }
+
     /// The scale of a plant at `spot`.
     #[inline]
     pub fn scale(&self, spot: u32) -> f32 {
