@@ -637,3 +637,176 @@ impl Cylinder {
         y0.max(y1) >= self.bottom - slack && y0.min(y1) <= self.top + slack
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use glam::Vec3;
+
+    use super::*;
+    use crate::accel::bvh::brute_closest;
+    use crate::plant::place::{place, Plants};
+    use crate::plant::{file, grow};
+    use crate::terrain::TerrainGrid;
+
+    fn plants(name: &str, seed: u64, spacing: f32) -> Plants {
+        let s = file::check_species("p", name, &file::preset(name).expect("a preset"))
+            .expect("valid")
+            .0;
+        Plants {
+            variants: (0..3).map(|v| Arc::new(grow(&s, seed, v))).collect(),
+            species: s,
+            density: 0.9,
+            spacing,
+            scale: [0.7, 1.3],
+            height: [0.0, 1.0],
+            slope: [0.0, 60.0],
+            moisture: None,
+            fade: 0.15,
+            clumping: 0.3,
+            clump_size: 10.0,
+            understory: true,
+            seed,
+        }
+    }
+
+    /// Spruces and grass on a small hill, and their field.
+    fn field(budget: u64) -> (Vec<Plants>, Vec<Stand>, PlantField) {
+        let grid = TerrainGrid::diamond_square(33, 33, 6.0, 7, [40.0, 40.0]);
+        let all = vec![plants("spruce", 3, 6.0), plants("grass", 4, 1.0)];
+        let stands = place(&all, &grid, None);
+        let meshes: Vec<Vec<[&TriangleMesh; 3]>> = all
+            .iter()
+            .map(|p| {
+                p.variants
+                    .iter()
+                    .map(|v| [&v.bark, &v.leaves, &v.flowers])
+                    .collect()
+            })
+            .collect();
+        let field = PlantField::build_within(stands.clone(), &meshes, budget);
+        (all, stands, field)
+    }
+
+    /// Rays from above the hill down through the stands, and level ones
+    /// through the trunks and tufts, `t_max` finite for some.
+    fn rays() -> Vec<(Ray, f32)> {
+        (0..600u64)
+            .map(|k| {
+                let r = |s| crate::hash::unit_f32(k, s, 9);
+                let origin = Vec3::new(r(1) * 50.0 - 25.0, r(2) * 25.0, r(3) * 50.0 - 25.0);
+                let dir = Vec3::new(r(4) - 0.5, -r(5) * 0.8, r(6) - 0.5).normalize();
+                let t_max = if k % 3 == 0 {
+                    r(7) * 30.0
+                } else {
+                    f32::INFINITY
+                };
+                (Ray::new(origin, dir), t_max)
+            })
+            .collect()
+    }
+
+    /// The closest hit over every placed plant's every triangle, found
+    /// without the field: (t, species, spot, part, triangle).
+    fn brute(all: &[Plants], stands: &[Stand], ray: &Ray, t_max: f32) -> Option<(f32, [u32; 4])> {
+        let mut best: Option<(f32, [u32; 4])> = None;
+        for (s, (p, stand)) in all.iter().zip(stands).enumerate() {
+            for q in stand.placed() {
+                let m = q.place.inverse();
+                let local = Ray::new(m.transform_point3(ray.origin), m.transform_vector3(ray.dir));
+                let plant = &p.variants[q.variant as usize];
+                for (part, mesh) in [&plant.bark, &plant.leaves, &plant.flowers]
+                    .into_iter()
+                    .enumerate()
+                {
+                    if let Some((t, tri)) = brute_closest(mesh, &local, t_max) {
+                        let key = [s as u32, q.spot, part as u32, tri];
+                        if best.is_none_or(|(bt, bk)| t < bt || (t == bt && key < bk)) {
+                            best = Some((t, key));
+                        }
+                    }
+                }
+            }
+        }
+        best
+    }
+
+    fn key(h: &PlantHit) -> (f32, [u32; 4]) {
+        (h.hit.t, [h.species, h.spot, h.part, h.hit.triangle])
+    }
+
+    /// The plant a ray finds through the blocks is the one found by
+    /// testing every placed plant; the octet traversals and the
+    /// occlusion queries agree with it, and so does a field cut in
+    /// coarser pieces (a budget of no leaves makes every piece a block).
+    #[test]
+    fn the_field_finds_the_plants_brute_force_finds() {
+        let (all, stands, fine) = field(LEAF_BUDGET);
+        let (_, _, coarse) = field(0);
+        assert_eq!(
+            fine.plant_count(),
+            stands.iter().map(Stand::len).sum::<usize>()
+        );
+        assert!(
+            stands[0].len() > 15 && stands[1].len() > 400,
+            "{}",
+            stands[0].len()
+        );
+        assert!(fine.kinds.iter().all(|k| k.side == PIECE));
+        assert!(coarse.kinds.iter().all(|k| k.side == BLOCK));
+        let rays = rays();
+        let (list, limits): (Vec<Ray>, Vec<f32>) = rays.iter().copied().unzip();
+        let mut batch = vec![None; list.len()];
+        fine.intersect_batch(&list, &limits, &mut batch);
+        let order: Vec<u32> = (0..list.len() as u32).collect();
+        let mut blocked = vec![false; list.len()];
+        fine.occluded_batch(&list, &limits, &order, &mut blocked);
+        let mut hits = 0;
+        for (k, (ray, t_max)) in rays.iter().enumerate() {
+            let expect = brute(&all, &stands, ray, *t_max);
+            for f in [&fine, &coarse] {
+                assert_eq!(
+                    f.intersect(ray, *t_max).as_ref().map(key),
+                    expect,
+                    "ray {k}"
+                );
+                assert_eq!(f.occluded(ray, *t_max), expect.is_some(), "ray {k}");
+            }
+            assert_eq!(batch[k].as_ref().map(key), expect, "ray {k} in an octet");
+            assert_eq!(blocked[k], expect.is_some(), "ray {k} in an octet");
+            hits += expect.is_some() as usize;
+        }
+        assert!(hits > 150, "{hits} of {} rays meet a plant", rays.len());
+    }
+
+    /// The field built on one thread is the field built on two: the same
+    /// leaves in the same order, so the same hits.
+    #[test]
+    fn the_field_is_the_same_on_any_thread_count() {
+        let build = || {
+            let (_, _, f) = field(LEAF_BUDGET);
+            let leaves: Vec<(u32, u32, u32)> = f
+                .order
+                .iter()
+                .map(|l| (l.species, l.block, l.piece))
+                .collect();
+            let hits: Vec<Option<(f32, [u32; 4])>> = rays()
+                .iter()
+                .map(|(r, t)| f.intersect(r, *t).as_ref().map(key))
+                .collect();
+            (leaves, hits)
+        };
+        let one = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap()
+            .install(build);
+        let two = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap()
+            .install(build);
+        assert_eq!(one, two);
+    }
+}
