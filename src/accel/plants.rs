@@ -33,6 +33,13 @@ struct Variant {
 }
 
 impl Variant {
+    /// Its parts in the order a shadow ray tests them: the leaves first,
+    /// which hold most of a crown's area and so end most tests soonest.
+    #[inline]
+    fn shadow_parts(&self) -> impl Iterator<Item = &Bvh> {
+        [1, 0, 2].into_iter().filter_map(|p| self.parts[p].as_ref())
+    }
+
     /// The upright cylinder that holds it placed by `scale` at `at` on
     /// `foot`.
     #[inline]
@@ -378,11 +385,7 @@ impl PlantField {
                     ray,
                     t_max,
                     |local, variant, _, _| {
-                        variant
-                            .parts
-                            .iter()
-                            .flatten()
-                            .any(|bvh| bvh.occluded(local, t_max))
+                        variant.shadow_parts().any(|bvh| bvh.occluded(local, t_max))
                     },
                 )
             })
@@ -463,17 +466,34 @@ impl PlantField {
                             &limits,
                             |local, ks, variant, _, _| {
                                 let mut now = 0u32;
-                                for bvh in variant.parts.iter().flatten() {
+                                let (mut local, mut ks) = (
+                                    ArrayVec::<Ray, OCTET>::from_iter(local.iter().copied()),
+                                    ArrayVec::<usize, OCTET>::from_iter(ks.iter().copied()),
+                                );
+                                for bvh in variant.shadow_parts() {
                                     let mut found = [false; OCTET];
                                     let lim: ArrayVec<f32, OCTET> =
                                         ks.iter().map(|&k| limits[k]).collect();
                                     if ks.len() == 1 {
                                         found[0] = bvh.occluded(&local[0], lim[0]);
                                     } else {
-                                        bvh.occluded_batch(local, &lim, &mut found[..ks.len()]);
+                                        bvh.occluded_batch(&local, &lim, &mut found[..ks.len()]);
                                     }
-                                    for (&k, f) in ks.iter().zip(found) {
+                                    for (&k, &f) in ks.iter().zip(&found) {
                                         now |= u32::from(f) << k;
+                                    }
+                                    // Rays blocked already need no other part.
+                                    let mut n = 0;
+                                    for i in 0..ks.len() {
+                                        if !found[i] {
+                                            (local[n], ks[n]) = (local[i], ks[i]);
+                                            n += 1;
+                                        }
+                                    }
+                                    local.truncate(n);
+                                    ks.truncate(n);
+                                    if n == 0 {
+                                        break;
                                     }
                                 }
                                 now
