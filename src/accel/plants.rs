@@ -98,10 +98,9 @@ impl PlantHit {
 /// second with leaves of whole blocks, 20 % fewer on meadow).
 const PIECE: u32 = 2;
 
-/// Leaves the tree may have before species' pieces are made coarser. The
-/// build takes about 300 bytes a leaf at its peak (boxes, build records,
-/// the binary and the wide tree), so about 2.4 GB at most.
-const LEAF_BUDGET: u64 = 8_000_000;
+/// Leaves the tree may have before species' pieces are made coarser
+/// (what the scene's memory estimate counts on).
+const LEAF_BUDGET: u64 = crate::scene::PLANT_TREE_LEAVES;
 
 /// Leaves of a species' stand cut in pieces of `side` spots.
 fn leaf_count(stand: &Stand, side: u32) -> u64 {
