@@ -98,9 +98,10 @@ impl PlantHit {
 /// second with leaves of whole blocks, 20 % fewer on meadow).
 const PIECE: u32 = 2;
 
-/// Leaves the tree may have before species' pieces are made coarser
-/// (what the scene's memory estimate counts on).
-const LEAF_BUDGET: u64 = crate::scene::PLANT_TREE_LEAVES;
+/// Leaves the tree may have before species' pieces are made coarser:
+/// what bounds its memory however many plants there are (and what the
+/// scene's memory estimate counts on).
+pub const LEAF_BUDGET: u64 = 8_000_000;
 
 /// Leaves of a species' stand cut in pieces of `side` spots.
 fn leaf_count(stand: &Stand, side: u32) -> u64 {

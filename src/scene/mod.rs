@@ -15,6 +15,7 @@ pub use crate::shade::tonemap::Tonemap;
 pub use file::SceneFile;
 pub use overrides::Overrides;
 
+use crate::accel::plants::LEAF_BUDGET;
 use crate::camera::Camera;
 pub use crate::camera::CameraSettings;
 use crate::check::Files;
@@ -55,10 +56,6 @@ pub const BYTES_PER_INSTANCE: u64 = 256;
 /// Estimated bytes per plant placed: its foot and its block's share of
 /// the stand.
 pub const BYTES_PER_PLANT: f64 = 8.0;
-/// Leaves the plant field's tree (`accel::plants`) may have before its
-/// species' pieces are made coarser: what bounds the tree's memory
-/// however many plants there are.
-pub const PLANT_TREE_LEAVES: u64 = 8_000_000;
 /// Estimated peak bytes per leaf of the plant field's tree while it is
 /// built: boxes, build records, the binary and the wide tree.
 pub const BYTES_PER_PLANT_LEAF: u64 = 300;
@@ -251,7 +248,7 @@ fn rock_triangles(scene: &Scene) -> (u64, u64) {
 
 /// Bytes the plants' stands and the tree over them take at most: two
 /// bits per spot while placing, per plant its foot, and the tree over
-/// at most one leaf a plant, at most [`PLANT_TREE_LEAVES`]. A species
+/// at most one leaf a plant, at most [`LEAF_BUDGET`]. A species
 /// places no more plants than density × its spots, nor than discs of its
 /// spacing packed as tightly as they go (about 1.155 / spacing² each unit
 /// of area).
@@ -263,7 +260,7 @@ fn plant_bytes(scene: &Scene) -> u64 {
         let most = (spots * p.density as f64).min(area * 1.155 / s2);
         (bits + spots / 4.0, plants + most)
     });
-    let leaves = (plants as u64).min(PLANT_TREE_LEAVES);
+    let leaves = (plants as u64).min(LEAF_BUDGET);
     (bits + plants * BYTES_PER_PLANT) as u64 + leaves * BYTES_PER_PLANT_LEAF
 }
 
