@@ -96,7 +96,7 @@ pub fn compare(args: CompareArgs) -> Result<ExitCode> {
     };
     let overlay = args.overlay.map(Into::into);
     progress.set_length(layout.tiles(projections.len()) * frames.len().max(1) as u64);
-    progress.set_message("building terrain");
+    progress.set_message(scree::job::building(&scene));
     let grids = pool.install(|| -> Result<Vec<image::RgbaImage>> {
         let world = World::build(&scene);
         progress.set_message("tracing");

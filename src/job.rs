@@ -149,6 +149,16 @@ impl fmt::Display for Summary {
     }
 }
 
+/// What the progress line says while the world of `scene` is built:
+/// placing a hundred million plants takes longer than the terrain.
+pub fn building(scene: &Scene) -> &'static str {
+    if scene.plants.is_empty() {
+        "building terrain"
+    } else {
+        "building terrain and placing plants"
+    }
+}
+
 /// Runs `job` on the current rayon pool: ticks `progress` (setting its
 /// length and message), stops with [`Error::Interrupted`] when `cancel`
 /// is set, and leaves no file unless it finished.
@@ -159,7 +169,7 @@ pub fn run(job: &RenderJob, progress: &ProgressBar, cancel: &AtomicBool) -> Resu
     let load = start.elapsed();
     let plan = Plan::new(job, &source, &scene)?;
     progress.set_length(plan.tiles * plan.frames.len().max(1) as u64);
-    progress.set_message("building terrain");
+    progress.set_message(building(&scene));
     let options = BuildOptions {
         traced_pixels: Some(plan.area.width() as u64 * plan.area.height() as u64),
         ..BuildOptions::default()
