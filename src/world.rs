@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use glam::{Affine3A, Vec3, Vec3A};
 
+use crate::accel::octet::open_by_octant;
 use crate::accel::plants::{PlantField, PlantHit};
 use crate::accel::{Bvh, HeightField, Object, ObjectHit, ObjectRef, TopLevel, View};
 use crate::mesh::{face_normal, TriangleMesh};
@@ -1099,16 +1100,7 @@ impl World {
         let mut blocked = vec![false; rays.len()];
         self.accel.occluded_batch(view, rays, t_max, &mut blocked);
         if let Some(p) = &self.plants {
-            // The open rays by the signs of their directions, so that a
-            // sun's shadow rays go down together.
-            let octant = |k: usize| {
-                let d = rays[k].dir;
-                usize::from(d.x < 0.0) | usize::from(d.y < 0.0) << 1 | usize::from(d.z < 0.0) << 2
-            };
-            let mut order: Vec<u32> = (0..rays.len() as u32)
-                .filter(|&k| !blocked[k as usize])
-                .collect();
-            order.sort_by_key(|&k| octant(k as usize));
+            let order = open_by_octant(rays, &blocked);
             p.field.occluded_batch(rays, t_max, &order, &mut blocked);
         }
         for (k, ray) in rays.iter().enumerate() {

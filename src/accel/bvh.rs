@@ -171,6 +171,35 @@ impl Tree {
     ) {
         self.wide.any_octet(rays, t_max, leaf, blocked)
     }
+
+    /// [`Tree::any_octet`] for the rays of a batch named by `order`
+    /// (best grouped by octant, [`super::octet::open_by_octant`]), eight
+    /// at a time: `leaf(octet, limits, rays, range)` is handed the octet
+    /// and its limits with the mask and leaf range. Sets `blocked[k]` for
+    /// each blocked ray `k` and leaves the others as they are.
+    pub fn any_octets(
+        &self,
+        rays: &[Ray],
+        t_max: &[f32],
+        order: &[u32],
+        mut leaf: impl FnMut(&[Ray], &[f32], u32, Range<usize>) -> u32,
+        blocked: &mut [bool],
+    ) {
+        for ks in order.chunks(OCTET) {
+            let octet: ArrayVec<Ray, OCTET> = ks.iter().map(|&k| rays[k as usize]).collect();
+            let limits: ArrayVec<f32, OCTET> = ks.iter().map(|&k| t_max[k as usize]).collect();
+            let mut found = [false; OCTET];
+            self.any_octet(
+                &octet,
+                &limits,
+                |mask, range| leaf(&octet, &limits, mask, range),
+                &mut found[..ks.len()],
+            );
+            for (&k, &f) in ks.iter().zip(&found) {
+                blocked[k as usize] |= f;
+            }
+        }
+    }
 }
 
 /// The box of each triangle of `mesh`.

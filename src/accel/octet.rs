@@ -50,6 +50,32 @@ pub fn rays_of(mask: u32) -> impl Iterator<Item = usize> {
     })
 }
 
+/// The rays of a batch that `blocked` leaves open, grouped by the octant
+/// of their directions (in batch order within each, a counting sort), so
+/// that rays sharing a direction, as a sun's shadow rays do, make up
+/// octets together.
+pub fn open_by_octant(rays: &[Ray], blocked: &[bool]) -> Vec<u32> {
+    let octant = |k: usize| {
+        let d = rays[k].dir;
+        usize::from(d.x < 0.0) | usize::from(d.y < 0.0) << 1 | usize::from(d.z < 0.0) << 2
+    };
+    let open = || (0..rays.len()).filter(|&k| !blocked[k]);
+    let mut start = [0usize; 9];
+    for k in open() {
+        start[octant(k) + 1] += 1;
+    }
+    for o in 0..8 {
+        start[o + 1] += start[o];
+    }
+    let mut order = vec![0u32; start[8]];
+    for k in open() {
+        let o = octant(k);
+        order[start[o]] = k as u32;
+        start[o] += 1;
+    }
+    order
+}
+
 impl WideTree {
     /// [`WideTree::closest`] for up to [`OCTET`] rays at once: `leaf(rays,
     /// range, t_best)` tests the rays named by mask `rays` (bit `k` for

@@ -19,7 +19,7 @@ use rayon::prelude::*;
 use super::bvh::{Bvh, Hit, LeafCost, Tree};
 use super::octet::{rays_of, OCTET};
 use crate::mesh::TriangleMesh;
-use crate::plant::place::{bits, Stand, BLOCK};
+use crate::plant::place::{bits, Layout, Stand, BLOCK};
 use crate::ray::{Aabb, Ray};
 
 /// One grown variant: a BVH per part (none for a part it lacks) and the
@@ -159,14 +159,61 @@ struct Leaf {
     piece: u32,
 }
 
-/// The plants of piece `piece` of block `block` of a species: (bit,
-/// index among the species' plants) each.
-#[inline]
-fn piece_plants(kind: &Kind, block: u32, piece: u32) -> impl Iterator<Item = (u32, u32)> {
-    let mask = kind.stand.masks[block as usize];
-    let first = kind.stand.firsts[block as usize];
-    bits(mask & piece_mask(kind.side, piece))
-        .map(move |bit| (bit, first + (mask & ((1u64 << bit) - 1)).count_ones()))
+impl Kind {
+    /// The plants of piece `piece` of block `block`, as they stand.
+    #[inline]
+    fn standing(&self, block: u32, piece: u32) -> impl Iterator<Item = Standing<'_>> {
+        let layout = &self.stand.layout;
+        let mask = self.stand.masks[block as usize];
+        let first = self.stand.firsts[block as usize];
+        bits(mask & piece_mask(self.side, piece)).map(move |bit| {
+            let plant = first + (mask & ((1u64 << bit) - 1)).count_ones();
+            let spot = layout.block_spot(block, bit);
+            let foot = self.stand.feet[plant as usize];
+            let variant = &self.variants[layout.variant(spot) as usize];
+            let (at, scale) = (layout.at(spot), layout.scale(spot));
+            Standing {
+                spot,
+                plant,
+                variant,
+                cylinder: variant.cylinder(at, scale, foot),
+                at,
+                scale,
+                foot,
+                layout,
+            }
+        })
+    }
+}
+
+/// A plant as a ray finds it: its spot, its index among its species',
+/// its variant, and the upright cylinder that holds it; placed (its
+/// transform made) only once a ray crosses the cylinder.
+struct Standing<'a> {
+    spot: u32,
+    plant: u32,
+    variant: &'a Variant,
+    cylinder: Cylinder,
+    at: Vec2,
+    scale: f32,
+    foot: f32,
+    layout: &'a Layout,
+}
+
+impl Standing<'_> {
+    /// `ray` carried into the plant's space.
+    #[inline]
+    fn local(&self, m: &Affine3A, ray: &Ray) -> Ray {
+        Ray::new(m.transform_point3(ray.origin), m.transform_vector3(ray.dir))
+    }
+
+    /// World to the plant's space.
+    #[inline]
+    fn object_from_world(&self) -> Affine3A {
+        self.layout
+            .place_at(self.spot, self.at, self.scale, self.foot)
+            .inverse()
+    }
 }
 
 /// Every species' plants and the tree over their blocks.
@@ -246,35 +293,23 @@ impl PlantField {
             let (l, b): (Vec<Leaf>, Vec<Aabb>) = stand
                 .masks
                 .par_iter()
-                .zip(&stand.firsts)
                 .enumerate()
-                .filter(|(_, (&mask, _))| mask != 0)
-                .flat_map_iter(move |(block, (&mask, &first))| {
-                    let boxes: Vec<Aabb> = bits(mask)
-                        .zip(first..)
-                        .map(|(bit, plant)| {
-                            let spot = stand.layout.block_spot(block as u32, bit);
-                            let v = &kind.variants[stand.layout.variant(spot) as usize];
-                            let (at, scale) = (stand.layout.at(spot), stand.layout.scale(spot));
-                            v.cylinder(at, scale, stand.feet[plant as usize]).bounds()
-                        })
-                        .collect();
-                    let side = kind.side;
-                    (0..(BLOCK / side).pow(2)).filter_map(move |piece| {
-                        let m = piece_mask(side, piece);
-                        (mask & m != 0).then(|| {
-                            let bounds = bits(mask)
-                                .zip(&boxes)
-                                .filter(|&(bit, _)| m >> bit & 1 == 1)
-                                .fold(Aabb::EMPTY, |a, (_, &b)| a.union(b));
+                .filter(|(_, &mask)| mask != 0)
+                .flat_map_iter(move |(block, &mask)| {
+                    let block = block as u32;
+                    (0..(BLOCK / kind.side).pow(2))
+                        .filter(move |&piece| mask & piece_mask(kind.side, piece) != 0)
+                        .map(move |piece| {
+                            let bounds = kind
+                                .standing(block, piece)
+                                .fold(Aabb::EMPTY, |a, p| a.union(p.cylinder.bounds()));
                             let leaf = Leaf {
                                 species: s as u32,
-                                block: block as u32,
+                                block,
                                 piece,
                             };
                             (leaf, bounds)
                         })
-                    })
                 })
                 .unzip();
             leaves.extend(l);
@@ -342,33 +377,26 @@ impl PlantField {
                 piece,
             } in &self.order[range]
             {
-                self.visit(
-                    species,
-                    block,
-                    piece,
-                    ray,
-                    *t_best,
-                    |local, variant, spot, plant| {
-                        for (part, bvh) in variant.parts.iter().enumerate() {
-                            let Some(bvh) = bvh else { continue };
-                            let Some(hit) = bvh.intersect(local, *t_best) else {
-                                continue;
-                            };
-                            let candidate = PlantHit {
-                                species,
-                                spot,
-                                plant,
-                                part: part as u32,
-                                hit,
-                            };
-                            if candidate.beats(&best) {
-                                *t_best = hit.t;
-                                best = Some(candidate);
-                            }
+                self.visit(species, block, piece, ray, *t_best, |local, p| {
+                    for (part, bvh) in p.variant.parts.iter().enumerate() {
+                        let Some(bvh) = bvh else { continue };
+                        let Some(hit) = bvh.intersect(local, *t_best) else {
+                            continue;
+                        };
+                        let candidate = PlantHit {
+                            species,
+                            spot: p.spot,
+                            plant: p.plant,
+                            part: part as u32,
+                            hit,
+                        };
+                        if candidate.beats(&best) {
+                            *t_best = hit.t;
+                            best = Some(candidate);
                         }
-                        false
-                    },
-                );
+                    }
+                    false
+                });
             }
         });
         best
@@ -378,16 +406,11 @@ impl PlantField {
     pub fn occluded(&self, ray: &Ray, t_max: f32) -> bool {
         self.tree.any(ray, t_max, |range| {
             self.order[range].iter().any(|l| {
-                self.visit(
-                    l.species,
-                    l.block,
-                    l.piece,
-                    ray,
-                    t_max,
-                    |local, variant, _, _| {
-                        variant.shadow_parts().any(|bvh| bvh.occluded(local, t_max))
-                    },
-                )
+                self.visit(l.species, l.block, l.piece, ray, t_max, |local, p| {
+                    p.variant
+                        .shadow_parts()
+                        .any(|bvh| bvh.occluded(local, t_max))
+                })
             })
         })
     }
@@ -405,40 +428,34 @@ impl PlantField {
             self.tree.closest_octet(rays, t_max, |mask, range, t_best| {
                 for leaf in &self.order[range] {
                     let limits = *t_best;
-                    self.visit_octet(
-                        leaf,
-                        rays,
-                        mask,
-                        &limits,
-                        |local, ks, variant, spot, plant| {
-                            for (part, bvh) in variant.parts.iter().enumerate() {
-                                let Some(bvh) = bvh else { continue };
-                                let mut found = [None; OCTET];
-                                let limits: ArrayVec<f32, OCTET> =
-                                    ks.iter().map(|&k| t_best[k]).collect();
-                                if ks.len() == 1 {
-                                    found[0] = bvh.intersect(&local[0], limits[0]);
-                                } else {
-                                    bvh.intersect_batch(local, &limits, &mut found[..ks.len()]);
-                                }
-                                for (&k, hit) in ks.iter().zip(found) {
-                                    let Some(hit) = hit else { continue };
-                                    let candidate = PlantHit {
-                                        species: leaf.species,
-                                        spot,
-                                        plant,
-                                        part: part as u32,
-                                        hit,
-                                    };
-                                    if candidate.beats(&hits[k]) {
-                                        t_best[k] = hit.t;
-                                        hits[k] = Some(candidate);
-                                    }
+                    self.visit_octet(leaf, rays, mask, &limits, |local, ks, p| {
+                        for (part, bvh) in p.variant.parts.iter().enumerate() {
+                            let Some(bvh) = bvh else { continue };
+                            let mut found = [None; OCTET];
+                            let limits: ArrayVec<f32, OCTET> =
+                                ks.iter().map(|&k| t_best[k]).collect();
+                            if ks.len() == 1 {
+                                found[0] = bvh.intersect(&local[0], limits[0]);
+                            } else {
+                                bvh.intersect_batch(&local, &limits, &mut found[..ks.len()]);
+                            }
+                            for (&k, hit) in ks.iter().zip(found) {
+                                let Some(hit) = hit else { continue };
+                                let candidate = PlantHit {
+                                    species: leaf.species,
+                                    spot: p.spot,
+                                    plant: p.plant,
+                                    part: part as u32,
+                                    hit,
+                                };
+                                if candidate.beats(&hits[k]) {
+                                    t_best[k] = hit.t;
+                                    hits[k] = Some(candidate);
                                 }
                             }
-                            0
-                        },
-                    );
+                        }
+                        0
+                    });
                 }
             });
         }
@@ -449,75 +466,64 @@ impl PlantField {
     /// a time: `blocked[k]` is set for each blocked ray `k`, and left as
     /// it is otherwise.
     pub fn occluded_batch(&self, rays: &[Ray], t_max: &[f32], order: &[u32], blocked: &mut [bool]) {
-        for ks in order.chunks(OCTET) {
-            let octet: ArrayVec<Ray, OCTET> = ks.iter().map(|&k| rays[k as usize]).collect();
-            let limits: ArrayVec<f32, OCTET> = ks.iter().map(|&k| t_max[k as usize]).collect();
-            let mut found = [false; OCTET];
-            self.tree.any_octet(
-                &octet,
-                &limits,
-                |mask, range| {
-                    let mut hit = 0;
-                    for leaf in &self.order[range] {
-                        hit |= self.visit_octet(
-                            leaf,
-                            &octet,
-                            mask & !hit,
-                            &limits,
-                            |local, ks, variant, _, _| {
-                                let mut now = 0u32;
-                                let (mut local, mut ks) = (
-                                    ArrayVec::<Ray, OCTET>::from_iter(local.iter().copied()),
-                                    ArrayVec::<usize, OCTET>::from_iter(ks.iter().copied()),
-                                );
-                                for bvh in variant.shadow_parts() {
-                                    let mut found = [false; OCTET];
-                                    let lim: ArrayVec<f32, OCTET> =
-                                        ks.iter().map(|&k| limits[k]).collect();
-                                    if ks.len() == 1 {
-                                        found[0] = bvh.occluded(&local[0], lim[0]);
-                                    } else {
-                                        bvh.occluded_batch(&local, &lim, &mut found[..ks.len()]);
-                                    }
-                                    for (&k, &f) in ks.iter().zip(&found) {
-                                        now |= u32::from(f) << k;
-                                    }
-                                    // Rays blocked already need no other part.
-                                    let mut n = 0;
-                                    for i in 0..ks.len() {
-                                        if !found[i] {
-                                            (local[n], ks[n]) = (local[i], ks[i]);
-                                            n += 1;
-                                        }
-                                    }
-                                    local.truncate(n);
-                                    ks.truncate(n);
-                                    if n == 0 {
-                                        break;
+        self.tree.any_octets(
+            rays,
+            t_max,
+            order,
+            |octet, limits, mask, range| {
+                let mut hit = 0;
+                for leaf in &self.order[range] {
+                    hit |= self.visit_octet(
+                        leaf,
+                        octet,
+                        mask & !hit,
+                        limits,
+                        |mut local, mut ks, p| {
+                            let mut now = 0u32;
+                            for bvh in p.variant.shadow_parts() {
+                                let mut found = [false; OCTET];
+                                let lim: ArrayVec<f32, OCTET> =
+                                    ks.iter().map(|&k| limits[k]).collect();
+                                if ks.len() == 1 {
+                                    found[0] = bvh.occluded(&local[0], lim[0]);
+                                } else {
+                                    bvh.occluded_batch(&local, &lim, &mut found[..ks.len()]);
+                                }
+                                for (&k, &f) in ks.iter().zip(&found) {
+                                    now |= u32::from(f) << k;
+                                }
+                                // Rays blocked already need no other part.
+                                let mut n = 0;
+                                for i in 0..ks.len() {
+                                    if !found[i] {
+                                        (local[n], ks[n]) = (local[i], ks[i]);
+                                        n += 1;
                                     }
                                 }
-                                now
-                            },
-                        );
-                        if hit == mask {
-                            break;
-                        }
+                                local.truncate(n);
+                                ks.truncate(n);
+                                if n == 0 {
+                                    break;
+                                }
+                            }
+                            now
+                        },
+                    );
+                    if hit == mask {
+                        break;
                     }
-                    hit
-                },
-                &mut found[..ks.len()],
-            );
-            for (&k, &f) in ks.iter().zip(&found) {
-                blocked[k as usize] |= f;
-            }
-        }
+                }
+                hit
+            },
+            blocked,
+        );
     }
 
     /// For each plant of `leaf` that some of the rays of `octet` named by
     /// `mask` may meet within their `limits`, calls `enter` with those
-    /// rays carried into the plant's space, their lanes, and the plant's
-    /// variant, spot and index; returns the union of the masks `enter`
-    /// returns (and stops early once every ray of `mask` is in it).
+    /// rays carried into the plant's space, their lanes, and the plant;
+    /// returns the union of the masks `enter` returns (and stops early
+    /// once every ray of `mask` is in it).
     #[inline]
     fn visit_octet(
         &self,
@@ -525,41 +531,26 @@ impl PlantField {
         octet: &[Ray],
         mask: u32,
         limits: &[f32],
-        mut enter: impl FnMut(&[Ray], &[usize], &Variant, u32, u32) -> u32,
+        mut enter: impl FnMut(ArrayVec<Ray, OCTET>, ArrayVec<usize, OCTET>, &Standing) -> u32,
     ) -> u32 {
-        let kind = &self.kinds[leaf.species as usize];
-        let stand = &kind.stand;
-        let layout = &stand.layout;
-        let block = leaf.block;
         let mut done = 0u32;
-        for (bit, plant) in piece_plants(kind, block, leaf.piece) {
-            let spot = layout.block_spot(block, bit);
-            let foot = stand.feet[plant as usize];
-            let variant = &kind.variants[layout.variant(spot) as usize];
-            let (at, scale) = (layout.at(spot), layout.scale(spot));
-            let cylinder = variant.cylinder(at, scale, foot);
+        for plant in self.kinds[leaf.species as usize].standing(leaf.block, leaf.piece) {
             let ks: ArrayVec<usize, OCTET> = rays_of(mask & !done)
-                .filter(|&k| cylinder.crossed(&octet[k], limits[k]))
+                .filter(|&k| plant.cylinder.crossed(&octet[k], limits[k]))
                 .collect();
             if ks.is_empty() {
                 continue;
             }
-            let m = layout.place_at(spot, at, scale, foot).inverse();
+            let m = plant.object_from_world();
             let (local, ks): (ArrayVec<Ray, OCTET>, ArrayVec<usize, OCTET>) = ks
                 .iter()
-                .map(|&k| {
-                    let r = &octet[k];
-                    (
-                        Ray::new(m.transform_point3(r.origin), m.transform_vector3(r.dir)),
-                        k,
-                    )
-                })
-                .filter(|(local, k)| variant.bounds.hit(local, limits[*k]).is_some())
+                .map(|&k| (plant.local(&m, &octet[k]), k))
+                .filter(|(local, k)| plant.variant.bounds.hit(local, limits[*k]).is_some())
                 .unzip();
             if ks.is_empty() {
                 continue;
             }
-            done |= enter(&local, &ks, variant, spot, plant);
+            done |= enter(local, ks, &plant);
             if done & mask == mask {
                 break;
             }
@@ -569,8 +560,8 @@ impl PlantField {
 
     /// Calls `enter` with `ray` carried into each plant of piece `piece`
     /// of block `block` of species `species` that it may meet within
-    /// `t_max`, the plant's variant, spot and index, until `enter` says to
-    /// stop (true, which is returned).
+    /// `t_max`, and the plant, until `enter` says to stop (true, which is
+    /// returned).
     #[inline]
     fn visit(
         &self,
@@ -579,27 +570,17 @@ impl PlantField {
         piece: u32,
         ray: &Ray,
         t_max: f32,
-        mut enter: impl FnMut(&Ray, &Variant, u32, u32) -> bool,
+        mut enter: impl FnMut(&Ray, &Standing) -> bool,
     ) -> bool {
-        let kind = &self.kinds[species as usize];
-        let stand = &kind.stand;
-        let layout = &stand.layout;
-        for (bit, plant) in piece_plants(kind, block, piece) {
-            let spot = layout.block_spot(block, bit);
-            let foot = stand.feet[plant as usize];
-            let variant = &kind.variants[layout.variant(spot) as usize];
-            let (at, scale) = (layout.at(spot), layout.scale(spot));
-            let cylinder = variant.cylinder(at, scale, foot);
-            if !cylinder.crossed(ray, t_max) {
+        for plant in self.kinds[species as usize].standing(block, piece) {
+            if !plant.cylinder.crossed(ray, t_max) {
                 continue;
             }
-            let place = layout.place_at(spot, at, scale, foot);
-            let m = place.inverse();
-            let local = Ray::new(m.transform_point3(ray.origin), m.transform_vector3(ray.dir));
-            if variant.bounds.hit(&local, t_max).is_none() {
+            let local = plant.local(&plant.object_from_world(), ray);
+            if plant.variant.bounds.hit(&local, t_max).is_none() {
                 continue;
             }
-            if enter(&local, variant, spot, plant) {
+            if enter(&local, &plant) {
                 return true;
             }
         }

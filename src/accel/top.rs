@@ -16,7 +16,7 @@ use rayon::prelude::*;
 
 use super::bvh::{Bvh, Hit, LeafCost, Tree};
 use super::heightfield::{FieldView, HeightField};
-use super::octet::{rays_of, OCTET};
+use super::octet::{open_by_octant, rays_of, OCTET};
 use crate::ray::{Aabb, Ray};
 
 /// One object given to the top level.
@@ -392,25 +392,7 @@ impl TopLevel {
             }
         }
         if self.slots.len() > self.fields.len() {
-            // A counting sort of the open rays by octant.
-            let octant = |k: usize| {
-                let d = rays[k].dir;
-                usize::from(d.x < 0.0) | usize::from(d.y < 0.0) << 1 | usize::from(d.z < 0.0) << 2
-            };
-            let open = || (0..rays.len()).filter(|&k| !blocked[k]);
-            let mut start = [0usize; 9];
-            for k in open() {
-                start[octant(k) + 1] += 1;
-            }
-            for o in 0..8 {
-                start[o + 1] += start[o];
-            }
-            let mut order = vec![0u32; start[8]];
-            for k in open() {
-                let o = octant(k);
-                order[start[o]] = k as u32;
-                start[o] += 1;
-            }
+            let order = open_by_octant(rays, blocked);
             self.any_octets(rays, t_max, &order, blocked);
         }
     }
@@ -420,29 +402,22 @@ impl TopLevel {
     /// tree ([`Tree::any_octet`]); several rays into a mesh go down its
     /// BVH together ([`Bvh::occluded_batch`]).
     fn any_octets(&self, rays: &[Ray], t_max: &[f32], order: &[u32], blocked: &mut [bool]) {
-        for ks in order.chunks(OCTET) {
-            let octet: ArrayVec<Ray, OCTET> = ks.iter().map(|&k| rays[k as usize]).collect();
-            let limits: ArrayVec<f32, OCTET> = ks.iter().map(|&k| t_max[k as usize]).collect();
-            let mut found = [false; OCTET];
-            self.tree.any_octet(
-                &octet,
-                &limits,
-                |mask, range| {
-                    let mut hit = 0;
-                    for &object in &self.order[range] {
-                        hit |= self.blocks_on_object(object, &octet, &limits, mask & !hit);
-                        if hit == mask {
-                            break;
-                        }
+        self.tree.any_octets(
+            rays,
+            t_max,
+            order,
+            |octet, limits, mask, range| {
+                let mut hit = 0;
+                for &object in &self.order[range] {
+                    hit |= self.blocks_on_object(object, octet, limits, mask & !hit);
+                    if hit == mask {
+                        break;
                     }
-                    hit
-                },
-                &mut found[..ks.len()],
-            );
-            for (&k, &found) in ks.iter().zip(&found) {
-                blocked[k as usize] = found;
-            }
-        }
+                }
+                hit
+            },
+            blocked,
+        );
     }
 
     /// The mask of the rays of `octet` named by `mask` that mesh object

@@ -137,11 +137,6 @@ impl Layout {
         ) - self.half
     }
 
-    /// The largest scale a plant may have.
-    pub fn scale_max(&self) -> f32 {
-        self.scale[0].max(self.scale[1])
-    }
-
     /// The scale of a plant at `spot`.
     #[inline]
     pub fn scale(&self, spot: u32) -> f32 {
@@ -363,7 +358,7 @@ pub fn place(all: &[Plants], grid: &TerrainGrid, waters: Option<&Waters>) -> Vec
     for (k, p) in all.iter().enumerate() {
         let layout = Layout::new(p, grid);
         let [nx, nz] = layout.spots;
-        let suitable: Vec<Vec<u64>> = (0..nz)
+        let rows: Vec<Vec<u64>> = (0..nz)
             .into_par_iter()
             .map(|j| {
                 let mut row = vec![0u64; nx.div_ceil(64) as usize];
@@ -383,7 +378,7 @@ pub fn place(all: &[Plants], grid: &TerrainGrid, waters: Option<&Waters>) -> Vec
             firsts: Vec::new(),
             feet: Vec::new(),
         };
-        for (j, row) in suitable.iter().enumerate() {
+        for (j, row) in rows.iter().enumerate() {
             for (w, &word) in row.iter().enumerate() {
                 for b in bits(word) {
                     let i = w as u32 * 64 + b;
@@ -403,38 +398,36 @@ pub fn place(all: &[Plants], grid: &TerrainGrid, waters: Option<&Waters>) -> Vec
                 }
             }
         }
-        drop(suitable);
+        drop(rows);
         // Stand on the lowest ground under the trunk, so no root floats
         // on a slope.
         let trunk = p.species.radius * p.species.height[0];
-        let feet: Vec<Vec<f32>> = stand
-            .masks
-            .par_iter()
-            .enumerate()
-            .map(|(block, &mask)| {
-                bits(mask)
-                    .map(|bit| {
-                        let spot = layout.block_spot(block as u32, bit);
-                        let at = layout.at(spot);
-                        let r = trunk * layout.scale(spot);
-                        [(r, 0.0), (-r, 0.0), (0.0, r), (0.0, -r), (0.0, 0.0)]
-                            .iter()
-                            .map(|&(dx, dz)| grid.height_at(at.x + dx, at.y + dz))
-                            .fold(f32::INFINITY, f32::min)
-                    })
-                    .collect()
-            })
-            .collect();
         let mut first = 0u32;
-        stand.firsts = feet
+        stand.firsts = stand
+            .masks
             .iter()
-            .map(|f| {
+            .map(|m| {
                 let at = first;
-                first += f.len() as u32;
+                first += m.count_ones();
                 at
             })
             .collect();
-        stand.feet = feet.into_iter().flatten().collect();
+        stand.feet = stand
+            .masks
+            .par_iter()
+            .enumerate()
+            .flat_map_iter(|(block, &mask)| {
+                bits(mask).map(move |bit| {
+                    let spot = layout.block_spot(block as u32, bit);
+                    let at = layout.at(spot);
+                    let r = trunk * layout.scale(spot);
+                    [(r, 0.0), (-r, 0.0), (0.0, r), (0.0, -r), (0.0, 0.0)]
+                        .iter()
+                        .map(|&(dx, dz)| grid.height_at(at.x + dx, at.y + dz))
+                        .fold(f32::INFINITY, f32::min)
+                })
+            })
+            .collect();
         stands.push(stand);
     }
     stands
