@@ -5,9 +5,10 @@ matched settings.
     tools/peer-bench/cycles.py agree  [SCENE ...]   # 1 and 3 bounces, 256 samples: FLIP, means
     tools/peer-bench/cycles.py noise  [SCENE ...]   # whole frames and marginal cost per sample
 
-SCENE is a shipped scene's name (default: rocky-valley cobble-rocks). Each
-scene's terrain (and rocks) are exported as OBJ and rendered 480x270 by both
-renderers with albedo 0.5 everywhere, a uniform sky (0.4, 0.5, 0.7), the
+SCENE is a shipped scene's name or a scene file (default: rocky-valley,
+cobble-rocks and tools/peer-bench/dem-rocks.json, 600 scattered rocks on
+the Jacksboro DEM). Each scene's terrain (and rocks) are exported as OBJ
+and rendered 480x270 by both renderers with albedo 0.5 everywhere, a uniform sky (0.4, 0.5, 0.7), the
 scene's sun (white, 0.53 degrees), no fog, into linear EXR
 (`../shared/bench/cycles/README.md`).
 
@@ -47,6 +48,8 @@ SCREE = os.path.join(ROOT, "target", "release", "scree")
 PEERS = os.environ.get("PEERS", os.path.join(ROOT, "..", "shared", "bench", "cycles"))
 OUT = os.path.join(ROOT, "tools", "peer-bench", "out", "cycles")
 SKY = [0.4, 0.5, 0.7]
+# Terrain alone, terrain with rocks, and scattered rocks on a real DEM.
+DEFAULT = ["rocky-valley", "cobble-rocks", os.path.join(ROOT, "tools", "peer-bench", "dem-rocks.json")]
 ROUNDS = int(os.environ.get("ROUNDS", "2"))
 BOUNCES = int(os.environ.get("BOUNCES", "3"))
 LOW, HIGH, REF = (int(os.environ.get(k, d)) for k, d in (("LOW", "64"), ("HIGH", "256"), ("REF", "1024")))
@@ -65,9 +68,18 @@ def load(path):
     return np.asarray(ch[key].pixels, dtype=np.float64)[..., :3]
 
 
+def source(name):
+    """The scene file of SCENE: a path ending in .json, or a shipped scene's name."""
+    if name.endswith(".json"):
+        return os.path.abspath(name)
+    return os.path.join(ROOT, "scenes", f"{name}.json")
+
+
 def setup(name):
     """Exports the scene's geometry and returns (scree scene dict, Cycles job dict)."""
-    src = os.path.join(ROOT, "scenes", f"{name}.json")
+    src = source(name)
+    name = os.path.splitext(os.path.basename(src))[0]
+    here = os.path.dirname(src)
     scene = json.load(open(src))
     meshes = [{"obj": f"{name}-terrain.obj", "albedo": [0.5] * 3}]
     args = [SCREE, "terrain", src, "--obj", os.path.join(OUT, meshes[0]["obj"]), "-q"]
@@ -76,11 +88,16 @@ def setup(name):
         args += ["--rocks-obj", os.path.join(OUT, meshes[1]["obj"])]
     run(args)
     scene.pop("$schema", None)
-    for r in scene.get("rocks", []):
+    # The scene is written beside the work files: its own files' paths
+    # made absolute, every material grey.
+    gen = scene["terrain"].get("generator", {})
+    if "path" in gen:
+        gen["path"] = os.path.normpath(os.path.join(here, gen["path"]))
+    for r in scene.get("rocks", []) + ([scene["scatter"]] if "scatter" in scene else []):
         r["material"] = {"type": "albedo", "color": [0.5] * 3}
         if "displacement" in r and "texture" in r["displacement"]:
             path = r["displacement"]["texture"]
-            r["displacement"]["texture"] = os.path.normpath(os.path.join(ROOT, "scenes", path))
+            r["displacement"]["texture"] = os.path.normpath(os.path.join(here, path))
     scene["terrain"]["material"] = {"type": "albedo", "color": [0.5] * 3}
     scene["sky"] = {"type": "gradient", "zenith": SKY, "horizon": SKY, "ground": SKY}
     scene["fog"] = {"density": 0}
@@ -133,6 +150,7 @@ SEEN = set()
 
 def agree(name):
     scene, job = setup(name)
+    name = os.path.splitext(os.path.basename(source(name)))[0]
     for b in (1, 3):
         scree(scene, 256, b, f"{name}-b{b}")
         cycles(job, 256, b, f"{name}-b{b}-cycles")
@@ -149,6 +167,7 @@ def run_diff(a, b):
 
 def noise(name):
     scene, job = setup(name)
+    name = os.path.splitext(os.path.basename(source(name)))[0]
     print(f"{name}: {BOUNCES} bounces both, {LOW}/{HIGH} samples against {REF}", flush=True)
     scree(scene, REF, BOUNCES, f"{name}-s{REF}")
     cycles(job, REF, BOUNCES, f"{name}-c{REF}")
@@ -185,7 +204,7 @@ def main():
     if len(sys.argv) < 2 or sys.argv[1] not in ("agree", "noise"):
         sys.exit(__doc__)
     os.makedirs(OUT, exist_ok=True)
-    for name in sys.argv[2:] or ["rocky-valley", "cobble-rocks"]:
+    for name in sys.argv[2:] or DEFAULT:
         {"agree": agree, "noise": noise}[sys.argv[1]](name)
 
 
