@@ -12,7 +12,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use glam::{Affine3A, Vec3, Vec3A};
+use glam::{Affine3A, Vec2, Vec3, Vec3A};
 
 use crate::accel::octet::open_by_octant;
 use crate::accel::plants::{PlantField, PlantHit};
@@ -26,6 +26,9 @@ use crate::shade::layers::{bump_gradient, Bump, Ground, Layers};
 use crate::shade::{Material, SurfacePoint};
 use crate::terrain::{self, GroundAttributes, TerrainGrid};
 use crate::texture::Texture;
+
+mod cutout;
+pub use cutout::Cutout;
 
 /// How the geometry is traced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,6 +97,14 @@ pub struct World {
     bumps: Vec<Option<Bump>>,
     /// Textures that materials index.
     pub textures: Vec<Arc<Texture>>,
+    /// Texture coordinates of each mesh's vertices (indexed as `meshes`),
+    /// where it has images.
+    uvs: Vec<Option<Arc<Vec<Vec2>>>>,
+    /// Per material: how rays pass through it, where some may
+    /// ([`Cutout`]).
+    cutouts: Vec<Option<Cutout>>,
+    /// Whether any material is cut out: otherwise every hit stops a ray.
+    any_cutout: bool,
     /// The terrain's layered material and what its masks read of the
     /// ground, where the terrain has one.
     layers: Option<(Arc<Layers>, GroundAttributes)>,
@@ -229,6 +240,9 @@ pub struct SurfaceHit {
     /// Index of the object hit: under the top level, or past its objects
     /// for analytic rocks (the top level's count plus the rock's index).
     pub object: u32,
+    /// Texture coordinates there (v up the image, as OBJ has them), on
+    /// meshes that have them; zero elsewhere.
+    pub uv: Vec2,
 }
 
 impl SurfaceHit {
@@ -317,6 +331,8 @@ struct Builder {
     translucency: Vec<f32>,
     bumps: Vec<Option<Bump>>,
     textures: Vec<Arc<Texture>>,
+    uvs: Vec<Option<Arc<Vec<Vec2>>>>,
+    cutouts: Vec<Option<Cutout>>,
     triangles: usize,
     /// Time spent building acceleration structures so far.
     accel_time: Duration,
@@ -335,13 +351,51 @@ impl Builder {
         self.smooth.push(smooth);
         self.translucency.push(0.0);
         self.bumps.push(None);
+        self.cutouts.push(None);
         (self.materials.len() - 1) as u16
     }
 
     /// Adds a mesh for objects to share; returns its index.
     fn mesh(&mut self, mesh: TriangleMesh) -> u32 {
+        self.mesh_with_uvs(mesh, None)
+    }
+
+    /// Adds a mesh with texture coordinates for its vertices.
+    fn mesh_with_uvs(&mut self, mesh: TriangleMesh, uvs: Option<Arc<Vec<Vec2>>>) -> u32 {
         self.meshes.push(mesh);
+        self.uvs.push(uvs);
         (self.meshes.len() - 1) as u32
+    }
+
+    /// The index of texture `t` among the world's, added if new.
+    fn texture(&mut self, t: &Arc<Texture>) -> u16 {
+        match self.textures.iter().position(|u| Arc::ptr_eq(u, t)) {
+            Some(i) => i as u16,
+            None => {
+                self.textures.push(t.clone());
+                (self.textures.len() - 1) as u16
+            }
+        }
+    }
+
+    /// The material of a population's part: its colour or image, cut out
+    /// where it has an opacity below 1.
+    fn part_material(&mut self, part: &crate::population::Part) -> u16 {
+        let look = match &part.image {
+            Some(t) => Material::Textured {
+                texture: self.texture(t),
+            },
+            None => Material::Albedo(part.color),
+        };
+        let material = self.material(look, true);
+        if part.cut_out() {
+            let alpha = part.alpha.as_ref().map(|t| self.texture(t));
+            self.cutouts[material as usize] = Some(Cutout {
+                opacity: part.opacity,
+                alpha,
+            });
+        }
+        material
     }
 
     /// Adds mesh `mesh` as an object, in world space or placed.
@@ -388,15 +442,8 @@ impl Builder {
         match m {
             RockMaterial::Albedo(c) => self.material(Material::Albedo(*c), smooth),
             RockMaterial::Texture(t, triplanar) => {
-                let index = match self.textures.iter().position(|u| Arc::ptr_eq(u, t)) {
-                    Some(i) => i,
-                    None => {
-                        self.textures.push(t.clone());
-                        self.textures.len() - 1
-                    }
-                };
                 let m = Material::RockTexture {
-                    texture: index as u16,
+                    texture: self.texture(t),
                     triplanar: *triplanar,
                 };
                 self.material(m, smooth)
@@ -426,6 +473,9 @@ impl Builder {
             translucency: self.translucency,
             bumps: self.bumps,
             textures: self.textures,
+            uvs: self.uvs,
+            any_cutout: self.cutouts.iter().any(Option::is_some),
+            cutouts: self.cutouts,
             layers: None,
             streams: None,
             analytic,
@@ -631,15 +681,20 @@ impl World {
         let mut population_count = 0;
         for (p, places) in scene.populations.iter().zip(&populated) {
             population_count += places.len();
-            let material = b.material(Material::Albedo(p.color), true);
-            let shared = options.instancing.then(|| b.mesh(p.mesh.as_ref().clone()));
-            for &place in places {
-                match shared {
-                    Some(mesh) => b.place(mesh, Some(place), material),
-                    None => {
-                        let copy = rock::place_affine(&p.mesh, place);
-                        let mesh = b.mesh(copy);
-                        b.place(mesh, None, material);
+            for part in p.parts.iter() {
+                let material = b.part_material(part);
+                let uvs = (!part.uvs.is_empty()).then(|| Arc::new(part.uvs.clone()));
+                let shared = options
+                    .instancing
+                    .then(|| b.mesh_with_uvs(part.mesh.clone(), uvs.clone()));
+                for &place in places {
+                    match shared {
+                        Some(mesh) => b.place(mesh, Some(place), material),
+                        None => {
+                            let copy = rock::place_affine(&part.mesh, place);
+                            let mesh = b.mesh_with_uvs(copy, uvs.clone());
+                            b.place(mesh, None, material);
+                        }
                     }
                 }
             }
@@ -940,6 +995,11 @@ impl World {
         if let (Material::Layers, Some((layers, attributes))) = (material, &self.layers) {
             return layers.albedo(&self.ground(attributes, hit.point, hit.normal));
         }
+        if let Material::Textured { texture } = *material {
+            // Rows run down the image, OBJ's v up it.
+            let uv = hit.uv;
+            return self.textures[texture as usize].sample_tiled(uv.x, 1.0 - uv.y);
+        }
         let rock_point = match material {
             Material::RockTexture { .. } => self.rock_point(hit.object, hit.point),
             _ => Vec3::ZERO,
@@ -1008,6 +1068,7 @@ impl World {
     #[inline]
     fn intersect_in(&self, view: &View, ray: &Ray) -> Option<SurfaceHit> {
         let hit = self.accel.intersect(view, ray, f32::INFINITY);
+        let hit = self.through_cutouts(view, ray, f32::INFINITY, hit);
         let t_mesh = hit.map_or(f32::INFINITY, |h| h.hit.t);
         let plant = self
             .plants
@@ -1026,6 +1087,11 @@ impl World {
         let mut hits = vec![None; rays.len()];
         self.accel
             .intersect_batch(view, rays, &vec![f32::INFINITY; rays.len()], &mut hits);
+        if self.any_cutout {
+            for (hit, ray) in hits.iter_mut().zip(rays) {
+                *hit = self.through_cutouts(view, ray, f32::INFINITY, *hit);
+            }
+        }
         let mut plants = vec![None; rays.len()];
         if let Some(p) = &self.plants {
             let limits: Vec<f32> = hits
@@ -1078,7 +1144,7 @@ impl World {
         self.analytic
             .iter()
             .any(|r| r.intersect(ray, 0.0, t_max).is_some())
-            || self.accel.occluded(view, ray, t_max)
+            || self.meshes_block(view, ray, t_max)
             || self.plants_block(ray, t_max)
     }
 
@@ -1099,6 +1165,11 @@ impl World {
     fn occluded_batch_in(&self, view: &View, rays: &[Ray], t_max: &[f32]) -> Vec<bool> {
         let mut blocked = vec![false; rays.len()];
         self.accel.occluded_batch(view, rays, t_max, &mut blocked);
+        if self.any_cutout {
+            for (k, ray) in rays.iter().enumerate() {
+                blocked[k] = blocked[k] && self.cutouts_block(view, ray, t_max[k]);
+            }
+        }
         if let Some(p) = &self.plants {
             let order = open_by_octant(rays, &blocked);
             p.field.occluded_batch(rays, t_max, &order, &mut blocked);
@@ -1129,6 +1200,7 @@ impl World {
             material: rock.material,
             face: 0,
             object: (self.accel.object_count() + k) as u32,
+            uv: Vec2::ZERO,
         }
     }
 
@@ -1174,6 +1246,7 @@ impl World {
                 self.accel.object_from_world(placement),
             ),
         };
+        let uv = self.uv_at(hit.object, &hit.hit);
         if let (Material::Layers, Some((layers, attributes))) =
             (&self.materials[material as usize], &self.layers)
         {
@@ -1191,7 +1264,10 @@ impl World {
             let g = Vec3::from(g);
             n = (n - (g - g.dot(n) * n)).try_normalize().unwrap_or(n);
         }
-        facing(ray, t, ng, n, material, tri, hit.object)
+        SurfaceHit {
+            uv,
+            ..facing(ray, t, ng, n, material, tri, hit.object)
+        }
     }
 
     /// The surface of a plant at `hit`; its object is its spot, which its
@@ -1280,6 +1356,7 @@ fn facing(
         material,
         face,
         object,
+        uv: Vec2::ZERO,
     }
 }
 

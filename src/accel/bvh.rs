@@ -274,9 +274,22 @@ impl Bvh {
     /// t, the lowest triangle index.
     #[inline]
     pub fn intersect(&self, ray: &Ray, t_max: f32) -> Option<Hit> {
+        self.intersect_where(ray, t_max, |_| true)
+    }
+
+    /// [`Bvh::intersect`] among the hits `keep` accepts: the closest hit
+    /// that it accepts (a cut-out surface's test, which passes the ray
+    /// through the others).
+    #[inline]
+    pub fn intersect_where(
+        &self,
+        ray: &Ray,
+        t_max: f32,
+        keep: impl Fn(&Hit) -> bool,
+    ) -> Option<Hit> {
         let mut best: Option<Hit> = None;
         self.tree.closest(ray, t_max, |slots, t_best| {
-            self.closest_in_leaf(ray, slots, t_best, &mut best)
+            self.closest_in_leaf(ray, slots, t_best, &mut best, &keep)
         });
         best
     }
@@ -297,14 +310,16 @@ impl Bvh {
                 .wide
                 .closest_octet(rays, t_max, |mask, slots, t_best| {
                     for k in rays_of(mask) {
-                        self.closest_in_leaf(&rays[k], slots.clone(), &mut t_best[k], &mut hits[k]);
+                        let (t_best, hit) = (&mut t_best[k], &mut hits[k]);
+                        self.closest_in_leaf(&rays[k], slots.clone(), t_best, hit, &|_| true);
                     }
                 });
         }
     }
 
     /// Tests `ray` against the triangles in packet slots `slots`, and makes
-    /// the closest of them within `t_best` the new `best`.
+    /// the closest of them within `t_best` that `keep` accepts the new
+    /// `best`.
     #[inline(always)]
     fn closest_in_leaf(
         &self,
@@ -312,6 +327,7 @@ impl Bvh {
         slots: Range<usize>,
         t_best: &mut f32,
         best: &mut Option<Hit>,
+        keep: &impl Fn(&Hit) -> bool,
     ) {
         let leaf = &self.leaves[slots.start / MAX_LEAF];
         let found = leaf.packet.hits(ray, *t_best, slots.len());
@@ -327,7 +343,7 @@ impl Bvh {
                 v: found.v[l],
                 triangle: leaf.ids[l],
             };
-            if hit.t <= *t_best && hit.beats(best) {
+            if hit.t <= *t_best && hit.beats(best) && keep(&hit) {
                 *t_best = hit.t;
                 *best = Some(hit);
             }
@@ -340,6 +356,24 @@ impl Bvh {
     pub fn occluded(&self, ray: &Ray, t_max: f32) -> bool {
         self.tree
             .any(ray, t_max, |slots| self.blocks(ray, slots, t_max))
+    }
+
+    /// [`Bvh::occluded`] among the hits `keep` accepts (as
+    /// [`Bvh::intersect_where`]).
+    #[inline]
+    pub fn occluded_where(&self, ray: &Ray, t_max: f32, keep: impl Fn(&Hit) -> bool) -> bool {
+        self.tree.any(ray, t_max, |slots| {
+            let leaf = &self.leaves[slots.start / MAX_LEAF];
+            let found = leaf.packet.hits(ray, t_max, slots.len());
+            rays_of(found.mask).any(|l| {
+                keep(&Hit {
+                    t: found.t[l],
+                    u: found.u[l],
+                    v: found.v[l],
+                    triangle: leaf.ids[l],
+                })
+            })
+        })
     }
 
     /// [`Bvh::occluded`] for each ray of a batch (`blocked[k]` for

@@ -259,6 +259,20 @@ impl TopLevel {
     /// `view`. Of hits at the same t, the lowest object index, then the
     /// lowest triangle.
     pub fn intersect(&self, view: &View, ray: &Ray, t_max: f32) -> Option<ObjectHit> {
+        self.intersect_where(view, ray, t_max, |_, _| true)
+    }
+
+    /// [`TopLevel::intersect`] among the hits `keep` accepts, given a
+    /// mesh object's index and its hit (in the object's space, t as the
+    /// ray's); the terrain's grids' hits always count.
+    #[inline]
+    pub fn intersect_where(
+        &self,
+        view: &View,
+        ray: &Ray,
+        t_max: f32,
+        keep: impl Fn(u32, &Hit) -> bool,
+    ) -> Option<ObjectHit> {
         // The terrain's grids first, then the meshes up to their best hit.
         let (mut t_start, mut best) = (t_max, None);
         for (object, field, seen) in self.terrains(view) {
@@ -268,7 +282,8 @@ impl TopLevel {
         }
         self.tree.closest(ray, t_start, |range, t_best| {
             for &object in &self.order[range] {
-                if let Some(hit) = self.object_hit(object, ray, *t_best) {
+                let (bvh, local) = self.local(object, ray);
+                if let Some(hit) = bvh.intersect_where(&local, *t_best, |h| keep(object, h)) {
                     offer(ObjectHit { object, hit }, t_best, &mut best);
                 }
             }
@@ -367,6 +382,25 @@ impl TopLevel {
         self.terrains(view)
             .any(|(_, field, seen)| field.occluded_in(seen, ray, t_max))
             || self.any(ray, t_max)
+    }
+
+    /// [`TopLevel::occluded`] among the hits `keep` accepts (as
+    /// [`TopLevel::intersect_where`]).
+    pub fn occluded_where(
+        &self,
+        view: &View,
+        ray: &Ray,
+        t_max: f32,
+        keep: impl Fn(u32, &Hit) -> bool,
+    ) -> bool {
+        self.terrains(view)
+            .any(|(_, field, seen)| field.occluded_in(seen, ray, t_max))
+            || self.tree.any(ray, t_max, |range| {
+                self.order[range].iter().any(|&object| {
+                    let (bvh, local) = self.local(object, ray);
+                    bvh.occluded_where(&local, t_max, |h| keep(object, h))
+                })
+            })
     }
 
     /// [`TopLevel::occluded`] for each ray of a batch: the terrain first, as

@@ -8,10 +8,16 @@
 
 use serde::Deserialize;
 
-use super::Population;
+use std::path::Path;
+use std::sync::Arc;
+
+use glam::Vec3;
+
+use super::{Part, Population};
 use crate::check::{above, color, count, range_pair, within, Check, Files, Invalid};
 use crate::mesh::TriangleMesh;
 use crate::rock::{RockMaterialFile, WhereFile};
+use crate::texture::Texture;
 
 /// One population: an OBJ mesh placed `count` times over the terrain.
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
@@ -19,7 +25,10 @@ use crate::rock::{RockMaterialFile, WhereFile};
 pub struct PopulationFile {
     /// Wavefront OBJ, relative to the scene file's folder: y up, its origin
     /// the point that stands on the ground. Triangulated on reading;
-    /// normals from the file, or recomputed. Required.
+    /// normals from the file, or recomputed. Its MTL materials are read:
+    /// `Kd` (colour), `map_Kd` (colour image, sRGB), `d` and `map_d`
+    /// (opacity, and its image's alpha channel or grey): rays pass cut-out
+    /// parts by a hash of the ray and the triangle. Required.
     pub mesh: String,
     /// Instances wanted, 0..=1000000 (fewer where the masks leave little
     /// ground). Default 1000.
@@ -37,7 +46,8 @@ pub struct PopulationFile {
     /// Seed of the placement. Default 0.
     #[serde(default)]
     pub seed: u64,
-    /// Surface colour (`albedo` only). Default a green [0.12, 0.2, 0.07].
+    /// Surface colour (`albedo` only) of the parts whose MTL material gives
+    /// none. Default a green [0.12, 0.2, 0.07].
     #[serde(default = "default_population_material")]
     pub material: RockMaterialFile,
 }
@@ -93,15 +103,17 @@ pub fn validate_population(path: &str, p: &PopulationFile, files: &Files) -> Che
             ))
         }
     };
-    let mesh = files.get(&format!("{path}.mesh"), &p.mesh, |full| {
-        let mut mesh = TriangleMesh::read_obj(full)?;
-        if mesh.normals.is_empty() {
-            mesh.normals = mesh.area_weighted_normals();
-        }
-        Ok(mesh)
-    })?;
+    let parts = files.get(&format!("{path}.mesh"), &p.mesh, read_parts)?;
+    // The scene's colour where the OBJ gives none.
+    let parts = parts
+        .iter()
+        .map(|(part, diffuse)| Part {
+            color: diffuse.unwrap_or(color),
+            ..part.clone()
+        })
+        .collect();
     Ok(Population {
-        mesh,
+        parts: Arc::new(parts),
         count,
         scale: [s0 as f32, s1 as f32],
         align_to_ground: align as f32,
@@ -109,6 +121,64 @@ pub fn validate_population(path: &str, p: &PopulationFile, files: &Files) -> Che
         slope,
         moisture: p.where_.check_moisture(path)?,
         seed: p.seed,
-        color,
     })
+}
+
+/// Reads an OBJ's parts with their MTL materials' images: each part, and
+/// its `Kd` if its material gives one (the scene's colour is laid on the
+/// others by the caller, since parts read once serve every population
+/// that names the file).
+fn read_parts(full: &Path) -> Result<Vec<(Part, Option<Vec3>)>, String> {
+    let image = |file: &Path, load: fn(&Path) -> crate::error::Result<Texture>| {
+        let t = load(file).map_err(|e| format!("cannot read the image: {e}"))?;
+        if t.width == 0 || t.height == 0 {
+            return Err(format!("{} has no pixels", file.display()));
+        }
+        Ok(Arc::new(t))
+    };
+    let mut parts = Vec::new();
+    for part in TriangleMesh::read_obj_parts(full)? {
+        let mut mesh = part.mesh;
+        if mesh.normals.is_empty() {
+            mesh.normals = mesh.area_weighted_normals();
+        }
+        let m = part.material.as_ref();
+        let opacity = m.map_or(1.0, |m| m.dissolve);
+        if !(0.0..=1.0).contains(&opacity) {
+            return Err(format!(
+                "{}: material `{}` has an opacity (d) of {opacity}, outside 0..=1",
+                full.display(),
+                m.map_or("", |m| &m.name)
+            ));
+        }
+        let with =
+            |file: Option<&std::path::PathBuf>, load| file.map(|f| image(f, load)).transpose();
+        let diffuse = match m.and_then(|m| m.diffuse) {
+            Some(c) if !c.is_finite() || c.min_element() < 0.0 || c.max_element() > 1.0 => {
+                return Err(format!(
+                    "{}: material `{}` has a colour (Kd) outside 0..=1",
+                    full.display(),
+                    m.map_or("", |m| &m.name)
+                ))
+            }
+            c => c,
+        };
+        let image_file = m.and_then(|m| m.diffuse_map.as_ref());
+        let alpha_file = m.and_then(|m| m.alpha_map.as_ref());
+        let look = Part {
+            image: with(image_file, Texture::load_srgb)?,
+            alpha: with(alpha_file, Texture::load_alpha)?,
+            uvs: Vec::new(),
+            color: Vec3::ONE,
+            opacity,
+            mesh,
+        };
+        let uvs = if look.image.is_some() || look.alpha.is_some() {
+            part.uvs
+        } else {
+            Vec::new()
+        };
+        parts.push((Part { uvs, ..look }, diffuse));
+    }
+    Ok(parts)
 }

@@ -7,20 +7,47 @@
 
 use std::sync::Arc;
 
-use glam::{Affine3A, Quat, Vec3};
+use glam::{Affine3A, Quat, Vec2, Vec3};
 
 use crate::hash::unit_f32;
 use crate::mesh::TriangleMesh;
 use crate::terrain::TerrainGrid;
+use crate::texture::Texture;
 
 pub mod file;
 pub use file::PopulationFile;
 
+/// One part of a population's mesh: the triangles of one material.
+#[derive(Debug, Clone)]
+pub struct Part {
+    /// Its triangles, in the mesh's own space (y up, origin on the
+    /// ground), with normals.
+    pub mesh: TriangleMesh,
+    /// Texture coordinates of its vertices (v up the image, as OBJ has
+    /// them); empty where it has no image.
+    pub uvs: Vec<Vec2>,
+    /// Linear RGB albedo where it has no colour image.
+    pub color: Vec3,
+    /// Its colour image (`map_Kd`), decoded to linear.
+    pub image: Option<Arc<Texture>>,
+    /// Its opacity (`d`), times its opacity image's (`map_d`).
+    pub opacity: f32,
+    /// Its opacity image.
+    pub alpha: Option<Arc<Texture>>,
+}
+
+impl Part {
+    /// Whether rays may pass through some of it.
+    pub fn cut_out(&self) -> bool {
+        self.opacity < 1.0 || self.alpha.is_some()
+    }
+}
+
 /// A checked population.
 #[derive(Debug, Clone)]
 pub struct Population {
-    /// The mesh, in its own space (y up, origin on the ground).
-    pub mesh: Arc<TriangleMesh>,
+    /// The mesh's parts, one per material.
+    pub parts: Arc<Vec<Part>>,
     /// Instances wanted.
     pub count: u32,
     /// Scale range.
@@ -35,8 +62,13 @@ pub struct Population {
     pub moisture: Option<[f32; 2]>,
     /// Seed of the placement.
     pub seed: u64,
-    /// Linear RGB albedo.
-    pub color: Vec3,
+}
+
+impl Population {
+    /// Triangles of one instance.
+    pub fn triangle_count(&self) -> usize {
+        self.parts.iter().map(|p| p.mesh.indices.len()).sum()
+    }
 }
 
 /// Tries a place gets before it is given up (where the masks leave little
@@ -93,7 +125,7 @@ mod tests {
 
     fn bush(height: [f32; 2], slope: [f32; 2], align: f32) -> Population {
         Population {
-            mesh: Arc::new(TriangleMesh::default()),
+            parts: Arc::new(Vec::new()),
             count: 300,
             scale: [0.5, 1.5],
             align_to_ground: align,
@@ -101,7 +133,6 @@ mod tests {
             slope,
             moisture: None,
             seed: 4,
-            color: Vec3::ONE,
         }
     }
 

@@ -51,6 +51,7 @@ pub(super) fn first_surface(
                 material: 0,
                 face: 0,
                 object,
+                uv: glam::Vec2::ZERO,
             },
             true,
         )),

@@ -229,7 +229,7 @@ fn rock_triangles(scene: &Scene) -> (u64, u64) {
     let populations: u64 = scene
         .populations
         .iter()
-        .map(|p| p.mesh.indices.len() as u64)
+        .map(|p| p.triangle_count() as u64)
         .sum();
     let placed: u64 = scene.populations.iter().map(|p| p.count as u64).sum();
     // Plants: their variants' meshes; the plants placed from them are

@@ -44,6 +44,12 @@ pub enum Material {
         /// (a fraction of the radius), instead of by (u, v).
         triplanar: Option<f32>,
     },
+    /// Albedo from a colour image (an OBJ material's `map_Kd`), looked up
+    /// by the mesh's texture coordinates, which the world keeps.
+    Textured {
+        /// Index into the world's textures.
+        texture: u16,
+    },
     /// Layers of colour and bumps over terrain
     /// ([`crate::shade::layers::Layers`]), which the world keeps and
     /// evaluates with what it knows of the ground; their albedo is not
@@ -94,9 +100,9 @@ impl Material {
         let (p, n, face) = (at.point, at.normal, at.face);
         match *self {
             Material::Albedo(c) => c,
-            // The world evaluates layers itself (World::albedo); grey is
-            // what a layered material looks like out of its terrain.
-            Material::Layers => Vec3::splat(0.5),
+            // The world evaluates layers and images by (u, v) itself
+            // (World::albedo); grey is what they look like out of it.
+            Material::Layers | Material::Textured { .. } => Vec3::splat(0.5),
             Material::Tinted {
                 color,
                 variation,

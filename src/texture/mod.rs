@@ -95,6 +95,46 @@ impl Texture {
         })
     }
 
+    /// Reads a colour image as [`Texture::load`] does and decodes its
+    /// values from sRGB to linear (an OBJ material's `map_Kd`, painted or
+    /// photographed as every image viewer shows it).
+    pub fn load_srgb(path: &Path) -> Result<Texture> {
+        let mut t = Texture::load(path)?;
+        let linear = |c: f32| {
+            if c <= 0.04045 {
+                c / 12.92
+            } else {
+                ((c + 0.055) / 1.055).powf(2.4)
+            }
+        };
+        for texel in &mut t.texels {
+            *texel = Vec3::new(linear(texel.x), linear(texel.y), linear(texel.z));
+        }
+        Ok(t)
+    }
+
+    /// Reads an opacity image (an OBJ material's `map_d`): its alpha
+    /// channel where it has one, else its first channel (a grey mask), in
+    /// all three channels.
+    pub fn load_alpha(path: &Path) -> Result<Texture> {
+        let bytes = read_image_file(path).map_err(Error::Usage)?;
+        let img = image::load_from_memory(&bytes).map_err(|source| Error::Image {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let alpha = img.color().has_alpha();
+        let rgba = img.to_rgba32f();
+        Ok(Texture {
+            width: rgba.width() as usize,
+            height: rgba.height() as usize,
+            texels: rgba
+                .pixels()
+                .map(|p| Vec3::splat(if alpha { p.0[3] } else { p.0[0] }))
+                .collect(),
+            source: Some(path.to_path_buf()),
+        })
+    }
+
     /// The texel at row `i`, column `j` (j wraps, i clamps).
     #[inline]
     fn texel(&self, i: isize, j: isize) -> Vec3 {

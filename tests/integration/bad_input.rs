@@ -287,6 +287,54 @@ fn a_population_whose_mesh_cannot_be_read_is_named() {
     );
 }
 
+/// An OBJ's materials that cannot be used are named with the population
+/// that reads them: a missing MTL file or image, an image on faces
+/// without texture coordinates, an opacity past 1.
+#[test]
+fn a_population_whose_materials_cannot_be_read_is_named() {
+    let quad = "v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\n";
+    let uvs = "vt 0 0\nvt 1 0\nvt 1 1\nvt 0 1\n";
+    let cases = [
+        (
+            format!("mtllib gone.mtl\n{quad}f 1 2 3 4\n"),
+            "",
+            "cannot read the materials (mtllib)",
+        ),
+        (
+            format!("mtllib m.mtl\n{quad}usemtl a\nf 1 2 3 4\n"),
+            "newmtl a\nmap_d mask.png\n",
+            "have an image (map_Kd or map_d) but not texture coordinates (vt)",
+        ),
+        (
+            format!("mtllib m.mtl\n{quad}{uvs}usemtl a\nf 1/1 2/2 3/3 4/4\n"),
+            "newmtl a\nmap_Kd gone.png\n",
+            "cannot read the image",
+        ),
+        (
+            format!("mtllib m.mtl\n{quad}usemtl a\nf 1 2 3 4\n"),
+            "newmtl a\nd 1.5\n",
+            "opacity (d) of 1.5, outside 0..=1",
+        ),
+    ];
+    for (obj, mtl, expected) in cases {
+        let scene = format!("{{\n  {CAMERA},\n  \"populations\": [{{ \"mesh\": \"c.obj\" }}]\n}}");
+        let (dir, path) = scene_dir("bad.json", &scene);
+        std::fs::write(dir.path().join("c.obj"), obj).unwrap();
+        std::fs::write(dir.path().join("m.mtl"), mtl).unwrap();
+        let out = run_in(
+            dir.path(),
+            &["render", path.to_str().unwrap(), "-o", "out.png"],
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        for e in ["bad.json", "at populations[0].mesh (line 3", expected] {
+            assert!(stderr.contains(e), "expected {e:?} in: {stderr}");
+        }
+        assert_eq!(stderr.trim().lines().count(), 1, "one line: {stderr}");
+        assert!(!dir.path().join("out.png").exists());
+    }
+}
+
 #[test]
 fn bad_water_layers_and_skies_name_the_field() {
     let no_level = format!("{{ {CAMERA}, \"water\": {{ \"clarity\": 2 }} }}");
