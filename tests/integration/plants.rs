@@ -86,8 +86,8 @@ fn a_leaf_lit_from_behind_passes_its_translucency() {
     }
 }
 
-/// The shipped plant scenes, small, and a path-traced grove: the same
-/// bytes on one thread and on two.
+/// The shipped plant scenes, small, a path-traced grove and a meadow of
+/// cut-out grass cards: the same bytes on one thread and on two.
 #[test]
 fn plant_scenes_are_the_same_on_one_and_two_threads() {
     let grove = format!(
@@ -98,10 +98,27 @@ fn plant_scenes_are_the_same_on_one_and_two_threads() {
          \"integrator\": {{ \"type\": \"path\", \"bounces\": 2 }} }}"
     );
     let (dir, grove) = scene_dir("grove.json", &grove);
+    // Grass of cards cut out by their image (each ray's pass or stop a
+    // hash of the ray), path traced.
+    let cards = format!(
+        "{{ \"camera\": {{ \"position\": [0, 1.6, -9], \"look_at\": [0, 0.4, 0] }}, \
+         \"image\": {{ \"width\": 48, \"height\": 27, \"samples\": 2 }}, \
+         \"terrain\": {{ \"size\": [30, 30], \"resolution\": [65, 65], \"height\": 1.2, \
+                         \"generator\": {{ \"type\": \"hills\" }} }}, \
+         \"populations\": [{{ \"mesh\": {:?}, \"count\": 3000, \"scale\": [0.7, 1.4] }}], \
+         \"integrator\": {{ \"type\": \"path\", \"bounces\": 2 }} }}",
+        root().join("assets/grass-cards/grass.obj")
+    );
+    let cards = {
+        let path = dir.path().join("cards.json");
+        std::fs::write(&path, cards).unwrap();
+        path
+    };
     let scenes = [
         root().join("scenes/forest-valley.json"),
         root().join("scenes/meadow.json"),
         grove,
+        cards,
     ];
     for scene in &scenes {
         let mut pixels = Vec::new();

@@ -4,12 +4,12 @@ its material (MTL) and its image (PNG, RGBA: the blades' colour, sRGB,
 and their outline in the alpha channel), to show and test populations
 cut out by `map_d`.
 
-    python3 tools/grass_cards.py      (needs Pillow)
+    python3 tools/assets/grass_cards.py      (needs Pillow)
 """
 import math, os, random
 from PIL import Image, ImageDraw
 
-OUT = os.path.join(os.path.dirname(__file__), "..", "assets", "grass-cards")
+OUT = os.path.join(os.path.dirname(__file__), "..", "..", "assets", "grass-cards")
 SIZE = 256
 rng = random.Random(7)
 
@@ -35,7 +35,7 @@ img.save(os.path.join(OUT, "grass.png"))
 
 # Three cards 0.6 wide and 0.6 high, crossed at 60 degrees, standing on
 # the origin; texture coordinates (0, 0) at the image's bottom left.
-lines = ["# scree: a grass tuft of three crossed cards (tools/grass_cards.py)",
+lines = ["# scree: a grass tuft of three crossed cards (tools/assets/grass_cards.py)",
          "mtllib grass.mtl"]
 for k in range(3):
     a = math.radians(60 * k)
