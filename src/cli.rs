@@ -265,6 +265,12 @@ pub struct TerrainArgs {
     /// translucency).
     #[arg(long)]
     pub plants_obj: Option<PathBuf>,
+    /// Write the scene's populations (every instance placed, world units,
+    /// with texture coordinates) as one Wavefront OBJ, with its material
+    /// library beside it (`Kd`, `d`, and `map_Kd` and `map_d` naming the
+    /// images read).
+    #[arg(long)]
+    pub populations_obj: Option<PathBuf>,
     /// Grid samples per side instead of terrain.resolution (square grid).
     #[arg(long, value_parser = clap::value_parser!(u32).range(2..=scene::MAX_TERRAIN_SIDE as i64))]
     pub resolution: Option<u32>,

@@ -203,10 +203,11 @@ pub fn terrain(args: TerrainArgs) -> Result<ExitCode> {
         && args.obj.is_none()
         && args.rocks_obj.is_none()
         && args.plants_obj.is_none()
+        && args.populations_obj.is_none()
         && args.geotiff.is_none()
     {
         return Err(Error::Usage(
-            "scree terrain: give --heightmap FILE.png, --geotiff FILE.tif, --obj FILE.obj, --rocks-obj FILE.obj and/or --plants-obj FILE.obj"
+            "scree terrain: give --heightmap FILE.png, --geotiff FILE.tif, --obj FILE.obj, --rocks-obj FILE.obj, --plants-obj FILE.obj and/or --populations-obj FILE.obj"
                 .into(),
         ));
     }
@@ -271,6 +272,25 @@ pub fn terrain(args: TerrainArgs) -> Result<ExitCode> {
         if !args.quiet {
             let count: usize = placed.iter().map(|s| s.len()).sum();
             say!("{count} plants exported, {triangles} triangles")?;
+        }
+    }
+    if let Some(o) = &args.populations_obj {
+        let places: Vec<_> = scene
+            .populations
+            .iter()
+            .map(|p| scree::population::place(p, &land.tile, land.waters.as_ref()))
+            .collect();
+        let mtl = o.with_extension("mtl");
+        let mtl_name = mtl
+            .file_name()
+            .map_or("populations.mtl".into(), |n| n.to_string_lossy());
+        let (obj_text, mtl_text, triangles) =
+            scree::population::export::obj_with_materials(&scene.populations, &places, &mtl_name);
+        output::write_bytes(mtl_text.as_bytes(), &mtl)?;
+        output::write_bytes(obj_text.as_bytes(), o)?;
+        if !args.quiet {
+            let count: usize = places.iter().map(Vec::len).sum();
+            say!("{count} population instances exported, {triangles} triangles")?;
         }
     }
     if let Some(o) = &args.rocks_obj {

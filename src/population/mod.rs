@@ -14,6 +14,7 @@ use crate::mesh::TriangleMesh;
 use crate::terrain::TerrainGrid;
 use crate::texture::Texture;
 
+pub mod export;
 pub mod file;
 pub use file::PopulationFile;
 

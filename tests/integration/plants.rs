@@ -201,3 +201,46 @@ fn plants_export_as_obj_with_their_materials() {
     );
     assert_eq!(mtl.matches("newmtl herb_0_leaf_").count(), herbs);
 }
+
+/// `scree terrain --populations-obj` writes every instance placed with
+/// its texture coordinates, and a material naming the images read: what
+/// `tools/peer-bench/cycles_plants.py --cards` renders in Cycles.
+#[test]
+fn populations_export_with_their_images() {
+    let grass = root().join("assets/grass-cards/grass.obj");
+    let scene = format!(
+        "{{ {CAMERA}, \"terrain\": {{ \"size\": [40, 40], \"resolution\": [33, 33], \"height\": 3 }}, \
+         \"populations\": [{{ \"mesh\": {grass:?}, \"count\": 50 }}] }}"
+    );
+    let (dir, path) = scene_dir("p.json", &scene);
+    let out = run_in(
+        dir.path(),
+        &[
+            "terrain",
+            path.to_str().unwrap(),
+            "--populations-obj",
+            "g.obj",
+        ],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let summary = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        summary.contains("50 population instances exported, 300 triangles"),
+        "{summary}"
+    );
+    let obj = std::fs::read_to_string(dir.path().join("g.obj")).unwrap();
+    let mtl = std::fs::read_to_string(dir.path().join("g.mtl")).unwrap();
+    let count = |p: &str| obj.lines().filter(|l| l.starts_with(p)).count();
+    // Three cards of four corners and two triangles each, per instance;
+    // every face names its corners' coordinates.
+    assert_eq!((count("v "), count("vt "), count("vn ")), (600, 600, 600));
+    assert_eq!(count("f "), 300);
+    assert!(obj
+        .lines()
+        .filter(|l| l.starts_with("f "))
+        .all(|l| l.split(' ').skip(1).all(|c| c.split('/').count() == 3)));
+    let png = root().join("assets/grass-cards/grass.png");
+    let png = png.display();
+    assert!(mtl.contains(&format!("map_Kd {png}\nmap_d {png}")), "{mtl}");
+    assert!(mtl.contains("Kd 0.2 0.35 0.08"), "{mtl}");
+}

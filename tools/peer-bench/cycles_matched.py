@@ -8,13 +8,16 @@ render it applies the job's "match" settings and prints what Cycles will
 use, so that a comparison states them:
 
   "match": {"clamp": 0,                     # sample_clamp_direct/indirect (0: off, as scree)
-            "terminator_geometry_offset": 0.1}  # per mesh object; Cycles' default 0.1
+            "terminator_geometry_offset": 0.1,  # per mesh object; Cycles' default 0.1
+            "transparent": 256}                 # transparent_max_bounces (scree passes
+                                                # cut-out surfaces without a limit)
 
 prints  CYCLES_SETTINGS max_bounces=… diffuse=… glossy=… transmission=…
         transparent=… clamp_direct=… clamp_indirect=… terminator_offset=…
         terminator_geometry_offset=… caustics=…
 before the harness's own CYCLES line. Bounces are the harness's (the job's
-"bounces", all kinds set alike).
+"bounces", all kinds set alike), transparent ones too unless "transparent"
+says otherwise.
 """
 import json, os, sys
 
@@ -34,6 +37,8 @@ def matched():
     cy = sc.cycles
     if "clamp" in match:
         cy.sample_clamp_direct = cy.sample_clamp_indirect = float(match["clamp"])
+    if "transparent" in match:
+        cy.transparent_max_bounces = int(match["transparent"])
     meshes = [o for o in sc.objects if o.type == "MESH"]
     if "terminator_geometry_offset" in match:
         for o in meshes:

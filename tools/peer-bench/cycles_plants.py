@@ -2,7 +2,14 @@
 `scree terrain --plants-obj`, rendered in both, path-traced at 1 bounce.
 
     python3 tools/peer-bench/cycles_plants.py [--scree target/release/scree] [--samples 256]
-                                              [--bounces 1] [--keep DIR]
+                                              [--bounces 1] [--keep DIR] [--cards]
+
+With `--cards` the hills carry a population of cut-out grass cards
+(`assets/grass-cards/`) instead, exported with `--populations-obj`: in
+Cycles each card is a Diffuse BSDF of its colour image (`map_Kd`, sRGB,
+linear interpolation, repeating, alpha kept apart: channel packed) mixed
+with a Transparent BSDF by its opacity (`d` times the alpha of `map_d`),
+which Cycles, like scree, decides at random per ray.
 
 Writes a scree scene (birches, oaks, shrubs and flowering herbs on
 gentle hills of albedo 0.5, a uniform sky (0.4, 0.5, 0.7), a 0.53° sun),
@@ -34,8 +41,8 @@ SUN = {"elevation": 35, "azimuth": 210, "irradiance": 6.0, "angular_diameter": 0
 W, H = 480, 270
 
 
-def scree_scene(samples, bounces):
-    return {
+def scree_scene(samples, bounces, cards):
+    scene = {
         "image": {"width": W, "height": H, "samples": samples, "tonemap": "none"},
         "seed": 4,
         "camera": {"position": CAMERA["position"], "look_at": CAMERA["look_at"],
@@ -56,6 +63,11 @@ def scree_scene(samples, bounces):
         "fog": {"density": 0},
         "integrator": {"type": "path", "bounces": bounces},
     }
+    if cards:
+        del scene["plants"]
+        scene["populations"] = [{"mesh": os.path.join(ROOT, "assets", "grass-cards", "grass.obj"),
+                                 "count": 4000, "scale": [2, 4], "seed": 3}]
+    return scene
 
 
 PLANTS = '''
@@ -70,11 +82,17 @@ def _plants():
         w = line.split()
         if w and w[0] == "newmtl":
             name = w[1]
-            looks[name] = [[0.5, 0.5, 0.5], 0.0]
+            looks[name] = [[0.5, 0.5, 0.5], 0.0, None, 1.0, None]
         elif w and w[0] == "Kd":
             looks[name][0] = [float(v) for v in w[1:4]]
         elif w and w[0] == "Tf":
             looks[name][1] = float(w[1])
+        elif w and w[0] == "map_Kd":
+            looks[name][2] = line.split(None, 1)[1].strip()
+        elif w and w[0] == "d":
+            looks[name][3] = float(w[1])
+        elif w and w[0] == "map_d":
+            looks[name][4] = line.split(None, 1)[1].strip()
     before = set(bpy.data.objects)
     bpy.ops.wm.obj_import(filepath={obj!r}, forward_axis="Y", up_axis="Z")
     made = {{}}
@@ -83,7 +101,7 @@ def _plants():
         for slot in o.material_slots:
             key = slot.material.name.split(".")[0]
             if key not in made:
-                kd, tf = looks[key]
+                kd, tf, kd_map, d, d_map = looks[key]
                 m = bpy.data.materials.new("scree_" + key)
                 m.use_nodes = True
                 nodes = m.node_tree.nodes
@@ -92,6 +110,34 @@ def _plants():
                 dif = nodes.new("ShaderNodeBsdfDiffuse")
                 dif.inputs["Color"].default_value = (*kd, 1)
                 dif.inputs["Roughness"].default_value = 0.0
+                def image(path, colour):
+                    node = nodes.new("ShaderNodeTexImage")
+                    node.image = bpy.data.images.load(path)
+                    node.image.colorspace_settings.name = "sRGB" if colour else "Non-Color"
+                    node.image.alpha_mode = "CHANNEL_PACKED"
+                    node.interpolation = "Linear"
+                    node.extension = "REPEAT"
+                    return node
+                if kd_map:
+                    m.node_tree.links.new(image(kd_map, True).outputs["Color"], dif.inputs["Color"])
+                if d_map or d < 1:
+                    mix = nodes.new("ShaderNodeMixShader")
+                    mix.inputs["Fac"].default_value = d
+                    if d_map:
+                        tex = image(d_map, False)
+                        scale = nodes.new("ShaderNodeMath")
+                        scale.operation = "MULTIPLY"
+                        scale.inputs[1].default_value = d
+                        alpha = tex.outputs["Alpha"] if tex.image.channels == 4 else tex.outputs["Color"]
+                        m.node_tree.links.new(alpha, scale.inputs[0])
+                        m.node_tree.links.new(scale.outputs[0], mix.inputs["Fac"])
+                    clear = nodes.new("ShaderNodeBsdfTransparent")
+                    m.node_tree.links.new(clear.outputs[0], mix.inputs[1])
+                    m.node_tree.links.new(dif.outputs[0], mix.inputs[2])
+                    m.node_tree.links.new(mix.outputs[0], out.inputs["Surface"])
+                    made[key] = m
+                    slot.material = m
+                    continue
                 if tf > 0:
                     tr = nodes.new("ShaderNodeBsdfTranslucent")
                     tr.inputs["Color"].default_value = (*kd, 1)
@@ -115,23 +161,27 @@ def main():
     ap.add_argument("--bounces", type=int, default=1)
     ap.add_argument("--blender", default="blender")
     ap.add_argument("--keep", default=None, help="folder to keep the pictures in")
+    ap.add_argument("--cards", action="store_true", help="cut-out grass cards instead of plants")
     args = ap.parse_args()
     work = args.keep or tempfile.mkdtemp()
     os.makedirs(work, exist_ok=True)
     scene = os.path.join(work, "forest.json")
-    json.dump(scree_scene(args.samples, args.bounces), open(scene, "w"), indent=1)
+    json.dump(scree_scene(args.samples, args.bounces, args.cards), open(scene, "w"), indent=1)
     run = lambda cmd: subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     print(run([args.scree, "render", scene, "--format", "exr", "-o", os.path.join(work, "scree.exr")]).strip())
     run([args.scree, "render", scene, "-q", "-o", os.path.join(work, "scree.png")])
+    export = "--populations-obj" if args.cards else "--plants-obj"
     print(run([args.scree, "terrain", scene, "--obj", os.path.join(work, "ground.obj"),
-               "--plants-obj", os.path.join(work, "plants.obj")]).strip())
+               export, os.path.join(work, "plants.obj")]).strip())
     job = {
         "meshes": [{"obj": "ground.obj", "albedo": [0.5, 0.5, 0.5]}],
         "camera": CAMERA, "width": W, "height": H,
         "sun": {**SUN, "color": [1, 1, 1]},
         "sky": {"color": SKY},
         "samples": args.samples, "bounces": args.bounces, "threads": 2,
-        "output": "cycles.exr", "match": {"clamp": 0},
+        "output": "cycles.exr",
+        # Cut-out cards are passed without a limit in scree.
+        "match": {"clamp": 0, **({"transparent": 256} if args.cards else {})},
     }
     job_path = os.path.join(work, "job.json")
     json.dump(job, open(job_path, "w"))
