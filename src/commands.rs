@@ -198,6 +198,20 @@ pub fn diff(args: DiffArgs) -> Result<ExitCode> {
     })
 }
 
+/// Writes an OBJ to `o` and its material library beside it (rocks.obj,
+/// rocks.mtl): `make` gives both texts, and what it returns besides, for
+/// the library's file name.
+fn write_obj_and_mtl<T>(o: &Path, make: impl FnOnce(&str) -> (String, String, T)) -> Result<T> {
+    let mtl = o.with_extension("mtl");
+    let name = mtl
+        .file_name()
+        .map_or("materials.mtl".into(), |n| n.to_string_lossy().into_owned());
+    let (obj_text, mtl_text, extra) = make(&name);
+    output::write_bytes(mtl_text.as_bytes(), &mtl)?;
+    output::write_bytes(obj_text.as_bytes(), o)?;
+    Ok(extra)
+}
+
 pub fn terrain(args: TerrainArgs) -> Result<ExitCode> {
     if args.heightmap.is_none()
         && args.obj.is_none()
@@ -261,14 +275,9 @@ pub fn terrain(args: TerrainArgs) -> Result<ExitCode> {
     }
     if let Some(o) = &args.plants_obj {
         let placed = scree::plant::place::place(&scene.plants, &land.tile, land.waters.as_ref());
-        let mtl = o.with_extension("mtl");
-        let mtl_name = mtl
-            .file_name()
-            .map_or("plants.mtl".into(), |n| n.to_string_lossy());
-        let (obj_text, mtl_text, triangles) =
-            scree::plant::export::obj_with_materials(&scene.plants, &placed, &mtl_name);
-        output::write_bytes(mtl_text.as_bytes(), &mtl)?;
-        output::write_bytes(obj_text.as_bytes(), o)?;
+        let triangles = write_obj_and_mtl(o, |mtl| {
+            scree::plant::export::obj_with_materials(&scene.plants, &placed, mtl)
+        })?;
         if !args.quiet {
             let count: usize = placed.iter().map(|s| s.len()).sum();
             say!("{count} plants exported, {triangles} triangles")?;
@@ -280,14 +289,9 @@ pub fn terrain(args: TerrainArgs) -> Result<ExitCode> {
             .iter()
             .map(|p| scree::population::place(p, &land.tile, land.waters.as_ref()))
             .collect();
-        let mtl = o.with_extension("mtl");
-        let mtl_name = mtl
-            .file_name()
-            .map_or("populations.mtl".into(), |n| n.to_string_lossy());
-        let (obj_text, mtl_text, triangles) =
-            scree::population::export::obj_with_materials(&scene.populations, &places, &mtl_name);
-        output::write_bytes(mtl_text.as_bytes(), &mtl)?;
-        output::write_bytes(obj_text.as_bytes(), o)?;
+        let triangles = write_obj_and_mtl(o, |mtl| {
+            scree::population::export::obj_with_materials(&scene.populations, &places, mtl)
+        })?;
         if !args.quiet {
             let count: usize = places.iter().map(Vec::len).sum();
             say!("{count} population instances exported, {triangles} triangles")?;
@@ -296,19 +300,14 @@ pub fn terrain(args: TerrainArgs) -> Result<ExitCode> {
     if let Some(o) = &args.rocks_obj {
         let world = scree::world::World::build_on(&scene, land);
         let rocks = world.rock_exports();
-        // The materials beside the OBJ: rocks.obj, rocks.mtl.
-        let mtl = o.with_extension("mtl");
-        let mtl_name = mtl
-            .file_name()
-            .map_or("rocks.mtl".into(), |n| n.to_string_lossy());
         let folder = o
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
-        let (obj_text, mtl_text) =
-            scree::rock::export::obj_with_materials(&rocks, &mtl_name, folder);
-        output::write_bytes(mtl_text.as_bytes(), &mtl)?;
-        output::write_bytes(obj_text.as_bytes(), o)?;
+        write_obj_and_mtl(o, |mtl| {
+            let (obj, lib) = scree::rock::export::obj_with_materials(&rocks, mtl, folder);
+            (obj, lib, ())
+        })?;
         if !args.quiet {
             let triangles: usize = rocks.iter().map(|r| r.mesh.indices.len()).sum();
             let left_out = world.analytic.len();
