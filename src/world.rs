@@ -875,7 +875,8 @@ impl World {
     }
 
     /// Bytes held by the world's geometry: the acceleration structures,
-    /// the meshes' shading data (each distinct mesh once), the per-object
+    /// the meshes' shading data (each distinct mesh once, with its texture
+    /// coordinates), the per-object
     /// material and rock-space slots, rock frames, materials and the
     /// terrain's vertex normals. Textures, shared with the scene, are left
     /// out.
@@ -907,6 +908,22 @@ impl World {
             + self.layers.as_ref().map_or(0, |(_, a)| a.memory_bytes())
             + self.streams.as_ref().map_or(0, Streams::memory_bytes)
             + self.plants.as_ref().map_or(0, |p| p.field.memory_bytes())
+            + self.uv_bytes()
+            + size_of_val(&self.cutouts[..])
+    }
+
+    /// Bytes of the meshes' texture coordinates, each list once (copies
+    /// of a mesh share theirs).
+    fn uv_bytes(&self) -> usize {
+        let mut seen: Vec<*const Vec<Vec2>> = Vec::new();
+        let mut bytes = 0;
+        for uvs in self.uvs.iter().flatten() {
+            if !seen.contains(&Arc::as_ptr(uvs)) {
+                seen.push(Arc::as_ptr(uvs));
+                bytes += std::mem::size_of_val(&uvs[..]);
+            }
+        }
+        bytes
     }
 
     /// Each plant variant's part meshes, once.
