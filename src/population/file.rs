@@ -163,22 +163,22 @@ fn read_parts(full: &Path) -> Result<Vec<(Part, Option<Vec3>)>, String> {
             }
             c => c,
         };
-        let image_file = m.and_then(|m| m.diffuse_map.as_ref());
-        let alpha_file = m.and_then(|m| m.alpha_map.as_ref());
+        let image = with(m.and_then(|m| m.diffuse_map.as_ref()), Texture::load_srgb)?;
+        let alpha = with(m.and_then(|m| m.alpha_map.as_ref()), Texture::load_alpha)?;
+        // Coordinates are kept only where an image looks them up.
+        let uvs = match image.is_some() || alpha.is_some() {
+            true => part.uvs,
+            false => Vec::new(),
+        };
         let look = Part {
-            image: with(image_file, Texture::load_srgb)?,
-            alpha: with(alpha_file, Texture::load_alpha)?,
-            uvs: Vec::new(),
-            color: Vec3::ONE,
-            opacity,
             mesh,
+            uvs,
+            color: Vec3::ONE,
+            image,
+            opacity,
+            alpha,
         };
-        let uvs = if look.image.is_some() || look.alpha.is_some() {
-            part.uvs
-        } else {
-            Vec::new()
-        };
-        parts.push((Part { uvs, ..look }, diffuse));
+        parts.push((look, diffuse));
     }
     Ok(parts)
 }
