@@ -141,6 +141,33 @@ pub(crate) const ROBUST_FAR: f32 =
 /// straight on), and a tie there must still be tested.
 pub(crate) const CULL_SLACK: f32 = 1.0 + 1e-5;
 
+/// How wide a camera's pixel is where it sees a point at distance `d`
+/// from a ray's origin: `width + spread · d` world units (a pinhole's
+/// width is 0, an orthographic view's spread is 0).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Footprint {
+    /// Width at the origin, world units.
+    pub width: f32,
+    /// Growth with distance: the pixel's angle, radians.
+    pub spread: f32,
+}
+
+impl Footprint {
+    /// The width at distance `d`.
+    #[inline]
+    pub fn at(&self, d: f32) -> f32 {
+        self.width + self.spread * d
+    }
+
+    /// This footprint made `k` times as wide.
+    pub fn times(&self, k: f32) -> Footprint {
+        Footprint {
+            width: self.width * k,
+            spread: self.spread * k,
+        }
+    }
+}
+
 /// An axis-aligned bounding box.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Aabb {

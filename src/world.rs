@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use glam::{Affine3A, Vec2, Vec3, Vec3A};
 
 use crate::accel::octet::open_by_octant;
-use crate::accel::plants::{PlantField, PlantHit};
+use crate::accel::plants::{Grown, PlantField, PlantHit};
 use crate::accel::{Bvh, HeightField, Object, ObjectHit, ObjectRef, TopLevel, View};
 use crate::mesh::{face_normal, TriangleMesh};
 use crate::ray::Ray;
@@ -735,15 +735,18 @@ impl World {
             let t1 = Instant::now();
             let variants: Vec<Vec<Arc<crate::plant::Plant>>> =
                 scene.plants.iter().map(|p| p.variants.clone()).collect();
-            let parts: Vec<Vec<[&TriangleMesh; 3]>> = variants
+            // Leaves are pruned by the camera's pixels, which the scene's
+            // camera (at a sequence's narrowest view) sets for every frame.
+            let footprint = scene.pixel_footprint();
+            let grown: Vec<Grown> = scene
+                .plants
                 .iter()
-                .map(|vs| {
-                    vs.iter()
-                        .map(|v| crate::plant::PARTS.map(|(_, part)| part(v)))
-                        .collect()
+                .map(|p| Grown {
+                    variants: p.variants.iter().map(|v| &**v).collect(),
+                    prune: (p.prune > 0.0).then(|| footprint.times(p.prune)),
                 })
                 .collect();
-            let field = PlantField::build(planted, &parts);
+            let field = PlantField::build(planted, &grown);
             world.plant_count = field.plant_count();
             world.triangles += field.triangle_count();
             world.plants = Some(Plants {

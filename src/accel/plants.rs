@@ -18,26 +18,71 @@ use rayon::prelude::*;
 
 use super::bvh::{Bvh, Hit, LeafCost, Tree};
 use super::octet::{rays_of, OCTET};
-use crate::mesh::TriangleMesh;
+use crate::hash::hash3;
 use crate::plant::place::{bits, Layout, Stand, BLOCK};
-use crate::ray::{Aabb, Ray};
+use crate::plant::{Plant, LEAF_TRIANGLES, PARTS};
+use crate::ray::{Aabb, Footprint, Ray};
 
-/// One grown variant: a BVH per part (none for a part it lacks) and the
-/// box of all its parts, in its own space.
+/// One grown variant: a BVH per part (none for a part it lacks), one
+/// per level of its pruned leaves, and the box of all of them, in its
+/// own space.
 #[derive(Debug, Clone)]
 struct Variant {
     parts: [Option<Bvh>; 3],
+    pruned: Vec<PrunedLeaves>,
+    /// Its leaves' mean length.
+    leaf_length: f32,
     bounds: Aabb,
     /// The farthest it reaches from its trunk's axis.
     reach: f32,
 }
 
+/// A level of a variant's pruned leaves ([`crate::plant::prune`]).
+#[derive(Debug, Clone)]
+struct PrunedLeaves {
+    bvh: Bvh,
+    /// The leaf of the full mesh each of its leaves is.
+    kept: Vec<u32>,
+}
+
 impl Variant {
-    /// Its parts in the order a shadow ray tests them: the leaves first,
-    /// which hold most of a crown's area and so end most tests soonest.
+    fn grow(plant: &Plant) -> Variant {
+        let meshes = PARTS.map(|(_, part)| part(plant));
+        let all = || {
+            meshes
+                .iter()
+                .copied()
+                .chain(plant.pruned.iter().map(|l| &l.leaves))
+                .flat_map(|m| &m.positions)
+        };
+        Variant {
+            parts: meshes.map(|m| (!m.indices.is_empty()).then(|| Bvh::build(m))),
+            pruned: plant
+                .pruned
+                .iter()
+                .map(|l| PrunedLeaves {
+                    bvh: Bvh::build(&l.leaves),
+                    kept: l.kept.clone(),
+                })
+                .collect(),
+            leaf_length: plant.leaf_length,
+            bounds: all().fold(Aabb::EMPTY, |b, &p| b.grow(p)),
+            reach: all()
+                .map(|p| Vec2::new(p.x, p.z).length())
+                .fold(0.0, f32::max),
+        }
+    }
+
+    /// Part `part`'s BVH at pruning level `level` (0 the full leaves),
+    /// and for pruned leaves the map back to the full mesh's triangles.
     #[inline]
-    fn shadow_parts(&self) -> impl Iterator<Item = &Bvh> {
-        [1, 0, 2].into_iter().filter_map(|p| self.parts[p].as_ref())
+    fn part(&self, part: usize, level: u8) -> Option<(&Bvh, Option<&PrunedLeaves>)> {
+        if part == LEAVES && level > 0 {
+            let l = &self.pruned[level as usize - 1];
+            Some((&l.bvh, Some(l)))
+        } else {
+            self.parts[part].as_ref().map(|b| (b, None))
+        }
     }
 
     /// The upright cylinder that holds it placed by `scale` at `at` on
@@ -53,6 +98,24 @@ impl Variant {
     }
 }
 
+impl PrunedLeaves {
+    /// `hit` on these leaves as the hit on the full leaf it copies (the
+    /// same plane, so the same normal).
+    #[inline]
+    fn to_full(&self, mut hit: Hit) -> Hit {
+        let per = LEAF_TRIANGLES as u32;
+        hit.triangle = self.kept[(hit.triangle / per) as usize] * per + hit.triangle % per;
+        hit
+    }
+}
+
+/// The index of the leaves among a plant's parts.
+const LEAVES: usize = 1;
+
+/// The parts in the order a shadow ray tests them: the leaves first,
+/// which hold most of a crown's area and so end most tests soonest.
+const SHADOW_ORDER: [usize; 3] = [LEAVES, 0, 2];
+
 /// One species as traced.
 #[derive(Debug, Clone)]
 struct Kind {
@@ -60,6 +123,19 @@ struct Kind {
     variants: Vec<Variant>,
     /// Side of its leaves' pieces of a block, in spots.
     side: u32,
+    /// The least length a leaf is kept at, if its leaves are pruned.
+    prune: Option<Footprint>,
+}
+
+/// One species as the field takes it: its grown variants, and the
+/// footprint its leaves are pruned to (a leaf seen smaller than it is
+/// pruned), if they are.
+#[derive(Debug, Clone)]
+pub struct Grown<'a> {
+    /// The variants, grown.
+    pub variants: Vec<&'a Plant>,
+    /// The least length, at a distance, of a leaf kept whole.
+    pub prune: Option<Footprint>,
 }
 
 /// A hit on a plant: which species, spot and plant (its index among the
@@ -228,58 +304,39 @@ pub struct PlantField {
 }
 
 impl PlantField {
-    /// The field of species whose plants stand as `stands` say and whose
-    /// variants' parts are `variants[species][variant][part]`.
+    /// The field of species whose plants stand as `stands` say and are
+    /// grown as `species` says.
     ///
     /// # Panics
     /// If a species has no variant.
-    pub fn build(stands: Vec<Stand>, variants: &[Vec<[&TriangleMesh; 3]>]) -> PlantField {
-        PlantField::build_within(stands, variants, LEAF_BUDGET)
+    pub fn build(stands: Vec<Stand>, species: &[Grown]) -> PlantField {
+        PlantField::build_within(stands, species, LEAF_BUDGET)
     }
 
     /// [`PlantField::build`] with a tree of at most about `budget` leaves.
-    fn build_within(
-        stands: Vec<Stand>,
-        variants: &[Vec<[&TriangleMesh; 3]>],
-        budget: u64,
-    ) -> PlantField {
+    fn build_within(stands: Vec<Stand>, species: &[Grown], budget: u64) -> PlantField {
         let sides = piece_sides(&stands.iter().collect::<Vec<_>>(), budget);
         let kinds: Vec<Kind> = stands
             .into_iter()
-            .zip(variants)
+            .zip(species)
             .zip(sides)
-            .map(|((stand, parts), side)| {
-                let variants: Vec<Variant> = parts
+            .map(|((stand, grown), side)| Kind {
+                stand,
+                variants: grown
+                    .variants
                     .par_iter()
-                    .map(|meshes| {
-                        let bounds = meshes
-                            .iter()
-                            .flat_map(|m| &m.positions)
-                            .fold(Aabb::EMPTY, |b, &p| b.grow(p));
-                        let reach = meshes
-                            .iter()
-                            .flat_map(|m| &m.positions)
-                            .map(|p| Vec2::new(p.x, p.z).length())
-                            .fold(0.0, f32::max);
-                        Variant {
-                            parts: meshes.map(|m| (!m.indices.is_empty()).then(|| Bvh::build(m))),
-                            bounds,
-                            reach,
-                        }
-                    })
-                    .collect();
-                Kind {
-                    stand,
-                    variants,
-                    side,
-                }
+                    .map(|v| Variant::grow(v))
+                    .collect(),
+                side,
+                prune: grown.prune,
             })
             .collect();
         let mut triangles = 0;
-        for (kind, parts) in kinds.iter().zip(variants) {
-            let per: Vec<usize> = parts
+        for (kind, grown) in kinds.iter().zip(species) {
+            let per: Vec<usize> = grown
+                .variants
                 .iter()
-                .map(|m| m.iter().map(|m| m.indices.len()).sum())
+                .map(|v| PARTS.map(|(_, part)| part(v).indices.len()).iter().sum())
                 .collect();
             triangles += kind
                 .stand
@@ -348,7 +405,12 @@ impl PlantField {
                     k.stand.memory_bytes()
                         + k.variants
                             .iter()
-                            .flat_map(|v| v.parts.iter().flatten())
+                            .flat_map(|v| {
+                                v.parts
+                                    .iter()
+                                    .flatten()
+                                    .chain(v.pruned.iter().map(|l| &l.bvh))
+                            })
                             .map(Bvh::memory_bytes)
                             .sum::<usize>()
                 })
@@ -366,6 +428,45 @@ impl PlantField {
         )
     }
 
+    /// The level of pruning of plant `p` of species `species` that a
+    /// ray from `origin` sees: the level whose grown leaves are as long
+    /// as the species' footprint is wide at the plant's middle (each
+    /// level halves the leaves and grows them by about √2), dithered
+    /// between two levels by a hash of the plant, so that its leaves
+    /// thin out gradually with distance and a plant is the same for
+    /// every ray from one eye.
+    #[inline]
+    fn level(&self, species: u32, p: &Standing, origin: Vec3) -> u8 {
+        let Some(prune) = self.kinds[species as usize].prune else {
+            return 0;
+        };
+        let levels = p.variant.pruned.len() as u32;
+        if levels == 0 {
+            return 0;
+        }
+        let c = &p.cylinder;
+        let middle = Vec3::new(c.at.x, 0.5 * (c.bottom + c.top), c.at.y);
+        let ratio = prune.at(origin.distance(middle)) / (p.variant.leaf_length * p.scale);
+        // 2^level leaves' worth of area in each kept leaf.
+        let q = ratio * ratio;
+        if q.is_nan() || q < 1.0 {
+            return 0;
+        }
+        // log2 q: its exponent, and its mantissa's fraction standing in
+        // for the rest (exact, and the same on every machine).
+        let bits = q.to_bits();
+        let exponent = (bits >> 23) as i32 - 127;
+        let fraction = f32::from_bits((bits & 0x007F_FFFF) | 0x3F80_0000) - 1.0;
+        let up = self.dither(species, p.spot) < fraction;
+        (exponent + i32::from(up)).clamp(0, levels as i32) as u8
+    }
+
+    /// A number in [0, 1) for each plant.
+    #[inline]
+    fn dither(&self, species: u32, spot: u32) -> f32 {
+        (hash3(species as u64, 0xD17E, spot as u64) >> 40) as f32 * (1.0 / (1u32 << 24) as f32)
+    }
+
     /// The closest plant along `ray` with t in (0, t_max]. Of hits at the
     /// same t, the lowest (species, spot, part, triangle).
     pub fn intersect(&self, ray: &Ray, t_max: f32) -> Option<PlantHit> {
@@ -378,8 +479,11 @@ impl PlantField {
             } in &self.order[range]
             {
                 self.visit(species, block, piece, ray, *t_best, |local, p| {
-                    for (part, bvh) in p.variant.parts.iter().enumerate() {
-                        let Some(bvh) = bvh else { continue };
+                    let level = self.level(species, p, ray.origin);
+                    for part in 0..PARTS.len() {
+                        let Some((bvh, pruned)) = p.variant.part(part, level) else {
+                            continue;
+                        };
                         let Some(hit) = bvh.intersect(local, *t_best) else {
                             continue;
                         };
@@ -388,7 +492,7 @@ impl PlantField {
                             spot: p.spot,
                             plant: p.plant,
                             part: part as u32,
-                            hit,
+                            hit: pruned.map_or(hit, |l| l.to_full(hit)),
                         };
                         if candidate.beats(&best) {
                             *t_best = hit.t;
@@ -407,9 +511,12 @@ impl PlantField {
         self.tree.any(ray, t_max, |range| {
             self.order[range].iter().any(|l| {
                 self.visit(l.species, l.block, l.piece, ray, t_max, |local, p| {
-                    p.variant
-                        .shadow_parts()
-                        .any(|bvh| bvh.occluded(local, t_max))
+                    let level = self.level(l.species, p, ray.origin);
+                    SHADOW_ORDER.iter().any(|&part| {
+                        p.variant
+                            .part(part, level)
+                            .is_some_and(|(bvh, _)| bvh.occluded(local, t_max))
+                    })
                 })
             })
         })
@@ -429,28 +536,38 @@ impl PlantField {
                 for leaf in &self.order[range] {
                     let limits = *t_best;
                     self.visit_octet(leaf, rays, mask, &limits, |local, ks, p| {
-                        for (part, bvh) in p.variant.parts.iter().enumerate() {
-                            let Some(bvh) = bvh else { continue };
-                            let mut found = [None; OCTET];
-                            let limits: ArrayVec<f32, OCTET> =
-                                ks.iter().map(|&k| t_best[k]).collect();
-                            if ks.len() == 1 {
-                                found[0] = bvh.intersect(&local[0], limits[0]);
-                            } else {
-                                bvh.intersect_batch(&local, &limits, &mut found[..ks.len()]);
-                            }
-                            for (&k, hit) in ks.iter().zip(found) {
-                                let Some(hit) = hit else { continue };
-                                let candidate = PlantHit {
-                                    species: leaf.species,
-                                    spot: p.spot,
-                                    plant: p.plant,
-                                    part: part as u32,
-                                    hit,
+                        let levels: ArrayVec<u8, OCTET> = ks
+                            .iter()
+                            .map(|&k| self.level(leaf.species, p, rays[k].origin))
+                            .collect();
+                        for part in 0..PARTS.len() {
+                            for (level, lanes) in by_level(part, &levels) {
+                                let Some((bvh, pruned)) = p.variant.part(part, level) else {
+                                    break;
                                 };
-                                if candidate.beats(&hits[k]) {
-                                    t_best[k] = hit.t;
-                                    hits[k] = Some(candidate);
+                                let (local, ks): (ArrayVec<Ray, OCTET>, ArrayVec<usize, OCTET>) =
+                                    rays_of(lanes).map(|i| (local[i], ks[i])).unzip();
+                                let mut found = [None; OCTET];
+                                let limits: ArrayVec<f32, OCTET> =
+                                    ks.iter().map(|&k| t_best[k]).collect();
+                                if ks.len() == 1 {
+                                    found[0] = bvh.intersect(&local[0], limits[0]);
+                                } else {
+                                    bvh.intersect_batch(&local, &limits, &mut found[..ks.len()]);
+                                }
+                                for (&k, hit) in ks.iter().zip(found) {
+                                    let Some(hit) = hit else { continue };
+                                    let candidate = PlantHit {
+                                        species: leaf.species,
+                                        spot: p.spot,
+                                        plant: p.plant,
+                                        part: part as u32,
+                                        hit: pruned.map_or(hit, |l| l.to_full(hit)),
+                                    };
+                                    if candidate.beats(&hits[k]) {
+                                        t_best[k] = hit.t;
+                                        hits[k] = Some(candidate);
+                                    }
                                 }
                             }
                         }
@@ -473,42 +590,42 @@ impl PlantField {
             |octet, limits, mask, range| {
                 let mut hit = 0;
                 for leaf in &self.order[range] {
-                    hit |= self.visit_octet(
-                        leaf,
-                        octet,
-                        mask & !hit,
-                        limits,
-                        |mut local, mut ks, p| {
-                            let mut now = 0u32;
-                            for bvh in p.variant.shadow_parts() {
+                    hit |= self.visit_octet(leaf, octet, mask & !hit, limits, |local, ks, p| {
+                        let levels: ArrayVec<u8, OCTET> = ks
+                            .iter()
+                            .map(|&k| self.level(leaf.species, p, octet[k].origin))
+                            .collect();
+                        // Lanes of `ks` not yet blocked.
+                        let mut open = (1u32 << ks.len()) - 1;
+                        for part in SHADOW_ORDER {
+                            for (level, lanes) in by_level(part, &levels) {
+                                let lanes = lanes & open;
+                                if lanes == 0 {
+                                    continue;
+                                }
+                                let Some((bvh, _)) = p.variant.part(part, level) else {
+                                    break;
+                                };
+                                let (local, lim): (ArrayVec<Ray, OCTET>, ArrayVec<f32, OCTET>) =
+                                    rays_of(lanes).map(|i| (local[i], limits[ks[i]])).unzip();
                                 let mut found = [false; OCTET];
-                                let lim: ArrayVec<f32, OCTET> =
-                                    ks.iter().map(|&k| limits[k]).collect();
-                                if ks.len() == 1 {
+                                if local.len() == 1 {
                                     found[0] = bvh.occluded(&local[0], lim[0]);
                                 } else {
-                                    bvh.occluded_batch(&local, &lim, &mut found[..ks.len()]);
+                                    bvh.occluded_batch(&local, &lim, &mut found[..local.len()]);
                                 }
-                                for (&k, &f) in ks.iter().zip(&found) {
-                                    now |= u32::from(f) << k;
-                                }
-                                // Rays blocked already need no other part.
-                                let mut n = 0;
-                                for i in 0..ks.len() {
-                                    if !found[i] {
-                                        (local[n], ks[n]) = (local[i], ks[i]);
-                                        n += 1;
-                                    }
-                                }
-                                local.truncate(n);
-                                ks.truncate(n);
-                                if n == 0 {
-                                    break;
+                                for (i, f) in rays_of(lanes).zip(found) {
+                                    open &= !(u32::from(f) << i);
                                 }
                             }
-                            now
-                        },
-                    );
+                            // Rays blocked already need no other part.
+                            if open == 0 {
+                                break;
+                            }
+                        }
+                        let all = (1u32 << ks.len()) - 1;
+                        rays_of(all & !open).fold(0, |now, i| now | 1 << ks[i])
+                    });
                     if hit == mask {
                         break;
                     }
@@ -586,6 +703,22 @@ impl PlantField {
         }
         false
     }
+}
+
+/// The lanes of a plant's rays that test part `part` together, with
+/// the level they test it at: every lane at once for the bark and
+/// flowers, and for the leaves the lanes of each level apart (in the
+/// order of their first lanes).
+fn by_level(part: usize, levels: &[u8]) -> ArrayVec<(u8, u32), OCTET> {
+    let mut groups: ArrayVec<(u8, u32), OCTET> = ArrayVec::new();
+    for (i, &level) in levels.iter().enumerate() {
+        let level = if part == LEAVES { level } else { 0 };
+        match groups.iter_mut().find(|(l, _)| *l == level) {
+            Some((_, lanes)) => *lanes |= 1 << i,
+            None => groups.push((level, 1 << i)),
+        }
+    }
+    groups
 }
 
 /// An upright cylinder: its axis at `at` (x, z), its radius, bottom and
@@ -668,25 +801,32 @@ mod tests {
             clumping: 0.3,
             clump_size: 10.0,
             understory: true,
+            prune: 1.0,
             seed,
         }
     }
 
     /// Spruces and grass on a small hill, and their field.
     fn field(budget: u64) -> (Vec<Plants>, Vec<Stand>, PlantField) {
+        field_pruned(budget, None)
+    }
+
+    /// [`field`] with leaves pruned to `prune`.
+    fn field_pruned(
+        budget: u64,
+        prune: Option<Footprint>,
+    ) -> (Vec<Plants>, Vec<Stand>, PlantField) {
         let grid = TerrainGrid::diamond_square(33, 33, 6.0, 7, [40.0, 40.0]);
         let all = vec![plants("spruce", 3, 6.0), plants("grass", 4, 1.0)];
         let stands = place(&all, &grid, None);
-        let meshes: Vec<Vec<[&TriangleMesh; 3]>> = all
+        let grown: Vec<Grown> = all
             .iter()
-            .map(|p| {
-                p.variants
-                    .iter()
-                    .map(|v| [&v.bark, &v.leaves, &v.flowers])
-                    .collect()
+            .map(|p| Grown {
+                variants: p.variants.iter().map(|v| &**v).collect(),
+                prune,
             })
             .collect();
-        let field = PlantField::build_within(stands.clone(), &meshes, budget);
+        let field = PlantField::build_within(stands.clone(), &grown, budget);
         (all, stands, field)
     }
 
@@ -711,17 +851,36 @@ mod tests {
     /// The closest hit over every placed plant's every triangle, found
     /// without the field: (t, species, spot, part, triangle).
     fn brute(all: &[Plants], stands: &[Stand], ray: &Ray, t_max: f32) -> Option<(f32, [u32; 4])> {
+        brute_at(all, stands, ray, t_max, None)
+    }
+
+    /// [`brute`] with each plant's leaves at their deepest pruned level
+    /// where `deepest`, each hit on them named by the full leaf's
+    /// triangle.
+    fn brute_at(
+        all: &[Plants],
+        stands: &[Stand],
+        ray: &Ray,
+        t_max: f32,
+        deepest: Option<()>,
+    ) -> Option<(f32, [u32; 4])> {
         let mut best: Option<(f32, [u32; 4])> = None;
         for (s, (p, stand)) in all.iter().zip(stands).enumerate() {
             for q in stand.placed() {
                 let m = q.place.inverse();
                 let local = Ray::new(m.transform_point3(ray.origin), m.transform_vector3(ray.dir));
                 let plant = &p.variants[q.variant as usize];
-                for (part, mesh) in [&plant.bark, &plant.leaves, &plant.flowers]
+                let pruned = deepest.and(plant.pruned.last());
+                let leaves = pruned.map_or(&plant.leaves, |l| &l.leaves);
+                for (part, mesh) in [&plant.bark, leaves, &plant.flowers]
                     .into_iter()
                     .enumerate()
                 {
                     if let Some((t, tri)) = brute_closest(mesh, &local, t_max) {
+                        let tri = match pruned {
+                            Some(l) if part == LEAVES => l.full_triangle(tri),
+                            _ => tri,
+                        };
                         let key = [s as u32, q.spot, part as u32, tri];
                         if best.is_none_or(|(bt, bk)| t < bt || (t == bt && key < bk)) {
                             best = Some((t, key));
@@ -779,6 +938,100 @@ mod tests {
             hits += expect.is_some() as usize;
         }
         assert!(hits > 150, "{hits} of {} rays meet a plant", rays.len());
+    }
+
+    /// Pruned leaves: seen from afar (a footprint wider than any leaf at
+    /// the deepest level) every plant is traced with its deepest level,
+    /// and a hit names the full leaf's triangle; seen with no footprint,
+    /// with every leaf. The octet traversals agree.
+    #[test]
+    fn far_plants_are_traced_with_their_pruned_leaves() {
+        let far = Footprint {
+            width: 100.0,
+            spread: 0.0,
+        };
+        let near = Footprint {
+            width: 0.0,
+            spread: 0.0,
+        };
+        let rays = rays();
+        let (list, limits): (Vec<Ray>, Vec<f32>) = rays.iter().copied().unzip();
+        let order: Vec<u32> = (0..list.len() as u32).collect();
+        for (prune, deepest) in [(far, Some(())), (near, None)] {
+            let (all, stands, field) = field_pruned(LEAF_BUDGET, Some(prune));
+            assert!(all
+                .iter()
+                .all(|p| p.variants.iter().all(|v| !v.pruned.is_empty())));
+            let mut batch = vec![None; list.len()];
+            field.intersect_batch(&list, &limits, &mut batch);
+            let mut blocked = vec![false; list.len()];
+            field.occluded_batch(&list, &limits, &order, &mut blocked);
+            let mut differ = 0;
+            for (k, (ray, t_max)) in rays.iter().enumerate() {
+                let expect = brute_at(&all, &stands, ray, *t_max, deepest);
+                assert_eq!(
+                    field.intersect(ray, *t_max).as_ref().map(key),
+                    expect,
+                    "ray {k}"
+                );
+                assert_eq!(batch[k].as_ref().map(key), expect, "ray {k} in an octet");
+                assert_eq!(field.occluded(ray, *t_max), expect.is_some(), "ray {k}");
+                assert_eq!(blocked[k], expect.is_some(), "ray {k} in an octet");
+                differ += usize::from(expect != brute(&all, &stands, ray, *t_max));
+            }
+            // Pruning changes what some rays meet, and only pruning does.
+            assert_eq!(differ > 20, deepest.is_some(), "{differ} rays differ");
+        }
+    }
+
+    /// Between the full leaves and the deepest level, a plant's level
+    /// grows with the footprint, one level per doubling of the leaves'
+    /// area, dithered from plant to plant: at footprints k and 2k, the
+    /// mean level over many plants rises by 2 (the levels in between
+    /// taken by a share of the plants that follows the log).
+    #[test]
+    fn the_level_follows_the_footprint() {
+        let (_, _, field) = field_pruned(
+            LEAF_BUDGET,
+            Some(Footprint {
+                width: 1.0,
+                spread: 0.0,
+            }),
+        );
+        let kind = &field.kinds[0];
+        let length = kind.variants[0].leaf_length;
+        let mean = |width: f32| {
+            let mut field = field.clone();
+            field.kinds[0].prune = Some(Footprint { width, spread: 0.0 });
+            let kind = &field.kinds[0];
+            let (mut sum, mut n) = (0.0, 0);
+            for block in 0..kind.stand.masks.len() as u32 {
+                for piece in 0..(BLOCK / kind.side).pow(2) {
+                    for p in kind.standing(block, piece) {
+                        // As if every plant were the first variant at scale 1.
+                        let p = Standing {
+                            variant: &kind.variants[0],
+                            scale: 1.0,
+                            ..p
+                        };
+                        sum += f64::from(field.level(0, &p, Vec3::ZERO));
+                        n += 1;
+                    }
+                }
+            }
+            assert!(n > 15);
+            sum / n as f64
+        };
+        assert_eq!(mean(0.5 * length), 0.0);
+        assert_eq!(mean(length), 0.0);
+        // 2^1.5 leaves' area: level 1, or 2 for a share of the plants
+        // that is the mantissa's fraction (√2 − 1, standing in for
+        // log2's 0.5).
+        let m = mean(2f32.powf(0.75) * length);
+        assert!((m - std::f64::consts::SQRT_2).abs() < 0.15, "{m}");
+        assert_eq!(mean(2.0 * length), 2.0);
+        let deepest = crate::plant::prune::LEVELS as f64;
+        assert_eq!(mean(1000.0 * length), deepest);
     }
 
     /// The field built on one thread is the field built on two: the same

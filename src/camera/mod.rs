@@ -9,7 +9,7 @@
 
 use glam::{DVec2, DVec3, Vec2, Vec3};
 
-use crate::ray::Ray;
+use crate::ray::{Footprint, Ray};
 use serde::Deserialize;
 
 pub mod file;
@@ -81,6 +81,24 @@ pub enum Projection {
 }
 
 impl Projection {
+    /// This projection with field of view `fov` (radians), for those
+    /// that have one.
+    pub fn with_fov(self, fov: f32) -> Projection {
+        match self {
+            Projection::Perspective { .. } => Projection::Perspective { fov },
+            Projection::Orthographic { .. } => self,
+            Projection::Cylindrical { .. } => Projection::Cylindrical { fov },
+            Projection::Equirectangular { .. } => Projection::Equirectangular { fov },
+            Projection::Fisheye {
+                mapping, circle, ..
+            } => Projection::Fisheye {
+                fov,
+                mapping,
+                circle,
+            },
+        }
+    }
+
     /// The projection's name as written in scene files.
     pub fn name(&self) -> &'static str {
         match self {
@@ -179,6 +197,33 @@ impl Camera {
             tan_half_fov,
             aspect,
             tan_half_fov_vertical: tan_half_fov / aspect,
+        }
+    }
+
+    /// How wide a pixel is at a distance from the eye: the width of the
+    /// image's middle pixel (an orthographic view's), and the angle it
+    /// spans (a perspective view's at its middle; the others' angle per
+    /// pixel across the image).
+    pub fn pixel_footprint(&self) -> Footprint {
+        let w = self.width as f64;
+        let (width, spread) = match self.projection {
+            Projection::Perspective { .. } => (0.0, 2.0 * self.tan_half_fov / w),
+            Projection::Orthographic { width } => (width as f64 / w, 0.0),
+            Projection::Cylindrical { fov } | Projection::Equirectangular { fov } => {
+                (0.0, fov as f64 / w)
+            }
+            Projection::Fisheye { fov, circle, .. } => {
+                let h = self.height as f64;
+                let diameter = match circle {
+                    FisheyeCircle::Circular => w.min(h),
+                    FisheyeCircle::FullFrame => w.hypot(h),
+                };
+                (0.0, fov as f64 / diameter)
+            }
+        };
+        Footprint {
+            width: width as f32,
+            spread: spread as f32,
         }
     }
 

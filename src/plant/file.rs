@@ -61,8 +61,18 @@ pub struct PlantsFile {
     /// every competing species listed before it.
     #[serde(default)]
     pub understory: bool,
+    /// Leaves the camera sees shorter than this many pixels are pruned:
+    /// fewer of them, each grown so that they keep the area of all
+    /// (Cook et al. 2007), so far crowns cost less and do not shimmer.
+    /// 0 keeps every leaf, 0..=16. Default 1.
+    #[serde(default = "default_prune")]
+    pub prune: f64,
     /// Seed of the placement. Default the scene's seed plus the index.
     pub seed: Option<u64>,
+}
+
+fn default_prune() -> f64 {
+    1.0
 }
 
 fn default_density() -> f64 {
@@ -419,6 +429,7 @@ impl PlantsFile {
                 None => 8.0 * spacing as f32,
             },
             understory: self.understory,
+            prune: within(&at("prune"), self.prune, 0.0, 16.0)? as f32,
             seed,
         })
     }

@@ -20,6 +20,7 @@ use crate::mesh::TriangleMesh;
 pub mod export;
 pub mod file;
 pub mod place;
+pub mod prune;
 
 pub use file::{PlantsFile, SPECIES_PRESETS};
 
@@ -224,6 +225,11 @@ pub struct Plant {
     pub leaf_count: usize,
     /// Their one-sided area, world units².
     pub leaf_area: f32,
+    /// Their mean length, world units.
+    pub leaf_length: f32,
+    /// The leaves pruned to fewer and larger ([`prune`]), a level at a
+    /// time: the first keeps half of them.
+    pub pruned: Vec<prune::Pruned>,
 }
 
 /// A plant's part: its name and where its mesh is.
@@ -261,6 +267,11 @@ const SEGMENTS: [usize; 4] = [8, 4, 3, 2];
 const SIDES: [usize; 4] = [7, 5, 4, 3];
 /// Segments along a leaf.
 const LEAF_SEGMENTS: usize = 3;
+/// Corners of a leaf strip: a pair across it at each end of a segment,
+/// the stalk's pair first.
+pub const LEAF_VERTICES: usize = 2 * (LEAF_SEGMENTS + 1);
+/// Triangles of a leaf strip, which follow one another in the mesh.
+pub const LEAF_TRIANGLES: usize = 2 * LEAF_SEGMENTS;
 /// Stems thinner than this fraction of the trunk's radius get no tube
 /// (twigs too fine to see still carry leaves).
 const THINNEST: f32 = 0.02;
@@ -309,7 +320,10 @@ pub fn grow(species: &Species, seed: u64, variant: u32) -> Plant {
     let bend = g.unit(stream::DOWN) * std::f32::consts::TAU;
     let axis = Vec3::new(bend.cos(), 0.0, bend.sin());
     g.stem(0, Vec3::ZERO, Vec3::Y, axis, height, radius, 0.0);
-    g.plant
+    let mut plant = g.plant;
+    plant.leaf_length = prune::mean_leaf_length(&plant.leaves);
+    plant.pruned = prune::prune(&plant, seed);
+    plant
 }
 
 struct Grower<'a> {

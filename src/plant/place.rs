@@ -45,6 +45,8 @@ pub struct Plants {
     pub clump_size: f32,
     /// Ignores other species' plants.
     pub understory: bool,
+    /// Leaves seen shorter than this many pixels are pruned (0: none).
+    pub prune: f32,
     /// Seed of placement and growth.
     pub seed: u64,
 }

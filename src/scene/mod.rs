@@ -20,6 +20,7 @@ use crate::camera::Camera;
 pub use crate::camera::CameraSettings;
 use crate::check::Files;
 use crate::error::{Error, Result};
+use crate::ray::Footprint;
 pub use crate::rock::{RockMaterial, RockSpec, ScatterSpec};
 use crate::shade::{Fog, Material, Sky, SkyLight, Sun};
 use crate::terrain::{Generator, PostStep, Recipe};
@@ -276,6 +277,27 @@ impl Scene {
             self.image.width,
             self.image.height,
         )
+    }
+
+    /// How wide the camera's pixels are with distance from the eye
+    /// ([`Camera::pixel_footprint`]); for a sequence, at its narrowest
+    /// field of view, so that no frame sees plants pruned too far.
+    pub fn pixel_footprint(&self) -> Footprint {
+        let keys = self
+            .animation
+            .iter()
+            .flat_map(|a| a.camera.iter())
+            .flat_map(|c| c.fov.iter().map(|k| k.value.to_radians() as f32));
+        std::iter::once(None)
+            .chain(keys.map(Some))
+            .map(|fov| {
+                let c = &self.camera;
+                let projection = fov.map_or(c.projection, |f| c.projection.with_fov(f));
+                let (w, h) = (self.image.width, self.image.height);
+                Camera::new(c.position, c.look_at, c.up, projection, w, h).pixel_footprint()
+            })
+            .min_by(|a, b| a.spread.total_cmp(&b.spread))
+            .expect("the scene's own camera")
     }
 
     /// Estimated peak memory of a render, bytes.
