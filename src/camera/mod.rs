@@ -212,13 +212,20 @@ impl Camera {
             Projection::Cylindrical { fov } | Projection::Equirectangular { fov } => {
                 (0.0, fov as f64 / w)
             }
-            Projection::Fisheye { fov, circle, .. } => {
+            Projection::Fisheye {
+                fov,
+                mapping,
+                circle,
+            } => {
                 let h = self.height as f64;
-                let diameter = match circle {
-                    FisheyeCircle::Circular => w.min(h),
-                    FisheyeCircle::FullFrame => w.hypot(h),
-                };
-                (0.0, fov as f64 / diameter)
+                let radius = 0.5
+                    * match circle {
+                        FisheyeCircle::Circular => w.min(h),
+                        FisheyeCircle::FullFrame => w.hypot(h),
+                    };
+                // The angle of a pixel off the axis.
+                let alpha = fisheye_angle(mapping, fov as f64, 1.0 / radius);
+                (0.0, alpha.unwrap_or(fov as f64 / (2.0 * radius)))
             }
         };
         Footprint {

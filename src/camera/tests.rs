@@ -403,3 +403,42 @@ fn every_projection_is_listed_with_its_defaults() {
         assert!(refused.contains(&format!("`{name}`")), "{refused}");
     }
 }
+
+/// A pixel's footprint is what the camera's own rays through two
+/// neighbouring pixels at the image's middle say: the angle between them
+/// (each projection's but the orthographic), or the distance between
+/// their origins (the orthographic's). Exact for the perspective:
+/// 2·tan(fov/2)/W.
+#[test]
+fn the_pixel_footprint_is_the_middle_pixels_spread() {
+    let p = Camera::new(
+        Vec3::ZERO,
+        Vec3::Z,
+        Vec3::Y,
+        Projection::Perspective {
+            fov: 90f32.to_radians(),
+        },
+        200,
+        100,
+    );
+    let f = p.pixel_footprint();
+    assert_eq!(f.width, 0.0);
+    assert!((f.spread - 0.01).abs() < 1e-7, "{}", f.spread);
+    for projection in all_projections() {
+        let c = camera(projection);
+        let (x, y) = (c.width as f32 * 0.5, c.height as f32 * 0.5);
+        let a = c.ray(x - 0.5, y).expect("the middle is seen");
+        let b = c.ray(x + 0.5, y).expect("the middle is seen");
+        let f = c.pixel_footprint();
+        // The chord between the unit directions, as an angle.
+        let chord = (a.dir.normalize() - b.dir.normalize()).length();
+        let angle = 2.0 * (0.5 * chord).asin();
+        let apart = a.origin.distance(b.origin);
+        let label = projection.label();
+        assert!(
+            (f.spread - angle).abs() < 1e-3 * angle.max(1e-3),
+            "{label}: {f:?} {angle}"
+        );
+        assert!((f.width - apart).abs() < 1e-4, "{label}: {f:?} {apart}");
+    }
+}

@@ -59,9 +59,9 @@ pub fn leaf_areas(leaves: &TriangleMesh) -> Vec<f64> {
         .collect()
 }
 
-/// The pruned levels of `plant`'s leaves (1 to [`LEVELS`]; none for a
-/// plant of fewer than 2 × [`FEWEST`] leaves), their order drawn from
-/// `seed`.
+/// The pruned levels of `plant`'s leaves (1 to [`LEVELS`], each keeping
+/// at least [`FEWEST`]; none for a plant of 6 leaves or fewer), their
+/// order drawn from `seed`.
 pub fn prune(plant: &Plant, seed: u64) -> Vec<Pruned> {
     let leaves = &plant.leaves;
     let n = leaves.indices.len() / LEAF_TRIANGLES;
