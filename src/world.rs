@@ -384,6 +384,8 @@ impl Builder {
         let look = match &part.image {
             Some(t) => Material::Textured {
                 texture: self.texture(t),
+                variation: 0.0,
+                seed: 0,
             },
             None => Material::Albedo(part.color),
         };
@@ -709,6 +711,23 @@ impl World {
                 crate::plant::PARTS.map(|(name, _)| {
                     let (look, smooth, translucency) = match name {
                         "bark" => (Material::Albedo(s.bark_color), true, 0.0),
+                        // Cards: their image, tinted by the plant's spot.
+                        "leaf" if p.leaf_image.is_some() => {
+                            let image = p.leaf_image.as_ref().expect("an image");
+                            let look = Material::Textured {
+                                texture: b.texture(&image.color),
+                                variation: s.leaf_color_var,
+                                seed: p.seed,
+                            };
+                            let alpha = b.texture(&image.alpha);
+                            let material = b.material(look, false);
+                            b.translucency[material as usize] = s.translucency;
+                            b.cutouts[material as usize] = Some(Cutout {
+                                opacity: 1.0,
+                                alpha: Some(alpha),
+                            });
+                            return material;
+                        }
                         // Tinted by the plant's spot ([`SurfaceHit::object`]).
                         "leaf" => (
                             Material::Tinted {
@@ -744,6 +763,7 @@ impl World {
                 .map(|p| Grown {
                     variants: p.variants.iter().map(|v| &**v).collect(),
                     prune: (p.prune > 0.0).then(|| footprint.times(p.prune)),
+                    cut: p.leaf_image.is_some(),
                 })
                 .collect();
             let field = PlantField::build(planted, &grown);
@@ -1015,10 +1035,17 @@ impl World {
         if let (Material::Layers, Some((layers, attributes))) = (material, &self.layers) {
             return layers.albedo(&self.ground(attributes, hit.point, hit.normal));
         }
-        if let Material::Textured { texture } = *material {
+        if let Material::Textured {
+            texture,
+            variation,
+            seed,
+        } = *material
+        {
             // Rows run down the image, OBJ's v up it.
             let uv = hit.uv;
-            return self.textures[texture as usize].sample_tiled(uv.x, 1.0 - uv.y);
+            let albedo = self.textures[texture as usize].sample_tiled(uv.x, 1.0 - uv.y);
+            let tint = Material::brightness(variation, seed, hit.object);
+            return (albedo * tint).min(Vec3::ONE);
         }
         let rock_point = match material {
             Material::RockTexture { .. } => self.rock_point(hit.object, hit.point),
@@ -1090,10 +1117,10 @@ impl World {
         let hit = self.accel.intersect(view, ray, f32::INFINITY);
         let hit = self.through_cutouts(view, ray, f32::INFINITY, hit);
         let t_mesh = hit.map_or(f32::INFINITY, |h| h.hit.t);
-        let plant = self
-            .plants
-            .as_ref()
-            .and_then(|p| p.field.intersect(ray, t_mesh));
+        let plant = self.plants.as_ref().and_then(|p| {
+            p.field
+                .intersect(ray, t_mesh, |r, h| self.plant_stops(r, h))
+        });
         self.closest_surface(ray, hit, plant)
     }
 
@@ -1118,7 +1145,8 @@ impl World {
                 .iter()
                 .map(|h| h.map_or(f32::INFINITY, |h| h.hit.t))
                 .collect();
-            p.field.intersect_batch(rays, &limits, &mut plants);
+            p.field
+                .intersect_batch(rays, &limits, &mut plants, |r, h| self.plant_stops(r, h));
         }
         rays.iter()
             .zip(hits)
@@ -1173,7 +1201,7 @@ impl World {
     fn plants_block(&self, ray: &Ray, t_max: f32) -> bool {
         self.plants
             .as_ref()
-            .is_some_and(|p| p.field.occluded(ray, t_max))
+            .is_some_and(|p| p.field.occluded(ray, t_max, |r, h| self.plant_stops(r, h)))
     }
 
     /// [`World::occluded`] for each ray of a batch (`rays[k]` within
@@ -1192,7 +1220,10 @@ impl World {
         }
         if let Some(p) = &self.plants {
             let order = open_by_octant(rays, &blocked);
-            p.field.occluded_batch(rays, t_max, &order, &mut blocked);
+            p.field
+                .occluded_batch(rays, t_max, &order, &mut blocked, |r, h| {
+                    self.plant_stops(r, h)
+                });
         }
         for (k, ray) in rays.iter().enumerate() {
             blocked[k] = blocked[k]
@@ -1306,7 +1337,14 @@ impl World {
             self.smooth[material as usize],
             Some(place.inverse()),
         );
-        facing(ray, h.t, ng, n, material, h.triangle, hit.spot)
+        let uv = match self.cutouts[material as usize] {
+            Some(_) => self.plant_uv(hit),
+            None => Vec2::ZERO,
+        };
+        SurfaceHit {
+            uv,
+            ..facing(ray, h.t, ng, n, material, h.triangle, hit.spot)
+        }
     }
 }
 

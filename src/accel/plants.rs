@@ -125,6 +125,9 @@ struct Kind {
     side: u32,
     /// The least length a leaf is kept at, if its leaves are pruned.
     prune: Option<Footprint>,
+    /// Its leaves are cut out: a hit on them counts only where the
+    /// caller's test keeps it.
+    cut: bool,
 }
 
 /// One species as the field takes it: its grown variants, and the
@@ -136,6 +139,9 @@ pub struct Grown<'a> {
     pub variants: Vec<&'a Plant>,
     /// The least length, at a distance, of a leaf kept whole.
     pub prune: Option<Footprint>,
+    /// Whether its leaves are cut out (cards with an alpha image): hits
+    /// on them are tested by the queries' `keep`.
+    pub cut: bool,
 }
 
 /// A hit on a plant: which species, spot and plant (its index among the
@@ -329,6 +335,7 @@ impl PlantField {
                     .collect(),
                 side,
                 prune: grown.prune,
+                cut: grown.cut,
             })
             .collect();
         let mut triangles = 0;
@@ -467,9 +474,77 @@ impl PlantField {
         (hash3(species as u64, 0xD17E, spot as u64) >> 40) as f32 * (1.0 / (1u32 << 24) as f32)
     }
 
+    /// The closest hit of part `part` (at pruning level `level`) of
+    /// plant `p` of species `species` along `local`, the ray in the
+    /// plant's space, within `t_max`; on a cut-out species' leaves, the
+    /// closest that `keep` keeps.
+    #[inline]
+    fn part_hit(
+        &self,
+        species: u32,
+        p: &Standing,
+        (part, level): (usize, u8),
+        (world, local): (&Ray, &Ray),
+        t_max: f32,
+        keep: &impl Fn(&Ray, &PlantHit) -> bool,
+    ) -> Option<PlantHit> {
+        let (bvh, pruned) = p.variant.part(part, level)?;
+        let named = |hit: Hit| PlantHit {
+            species,
+            spot: p.spot,
+            plant: p.plant,
+            part: part as u32,
+            hit: pruned.map_or(hit, |l| l.to_full(hit)),
+        };
+        let hit = match part == LEAVES && self.kinds[species as usize].cut {
+            true => bvh.intersect_where(local, t_max, |h| keep(world, &named(*h)))?,
+            false => bvh.intersect(local, t_max)?,
+        };
+        Some(named(hit))
+    }
+
+    /// Whether part `part` (at `level`) of plant `p` blocks `local`
+    /// within `t_max`, as [`PlantField::part_hit`] finds hits.
+    #[inline]
+    fn part_blocks(
+        &self,
+        species: u32,
+        p: &Standing,
+        (part, level): (usize, u8),
+        (world, local): (&Ray, &Ray),
+        t_max: f32,
+        keep: &impl Fn(&Ray, &PlantHit) -> bool,
+    ) -> bool {
+        let Some((bvh, pruned)) = p.variant.part(part, level) else {
+            return false;
+        };
+        match part == LEAVES && self.kinds[species as usize].cut {
+            true => bvh.occluded_where(local, t_max, |h| {
+                keep(
+                    world,
+                    &PlantHit {
+                        species,
+                        spot: p.spot,
+                        plant: p.plant,
+                        part: part as u32,
+                        hit: pruned.map_or(*h, |l| l.to_full(*h)),
+                    },
+                )
+            }),
+            false => bvh.occluded(local, t_max),
+        }
+    }
+
     /// The closest plant along `ray` with t in (0, t_max]. Of hits at the
-    /// same t, the lowest (species, spot, part, triangle).
-    pub fn intersect(&self, ray: &Ray, t_max: f32) -> Option<PlantHit> {
+    /// same t, the lowest (species, spot, part, triangle). A hit on the
+    /// leaves of a species whose leaves are cut out counts where `keep`
+    /// keeps it.
+    pub fn intersect(
+        &self,
+        ray: &Ray,
+        t_max: f32,
+        keep: impl Fn(&Ray, &PlantHit) -> bool,
+    ) -> Option<PlantHit> {
         let mut best: Option<PlantHit> = None;
         self.tree.closest(ray, t_max, |range, t_best| {
             for &Leaf {
@@ -481,21 +556,10 @@ impl PlantField {
                 self.visit(species, block, piece, ray, *t_best, |local, p| {
                     let level = self.level(species, p, ray.origin);
                     for part in 0..PARTS.len() {
-                        let Some((bvh, pruned)) = p.variant.part(part, level) else {
-                            continue;
-                        };
-                        let Some(hit) = bvh.intersect(local, *t_best) else {
-                            continue;
-                        };
-                        let candidate = PlantHit {
-                            species,
-                            spot: p.spot,
-                            plant: p.plant,
-                            part: part as u32,
-                            hit: pruned.map_or(hit, |l| l.to_full(hit)),
-                        };
-                        if candidate.beats(&best) {
-                            *t_best = hit.t;
+                        let found =
+                            self.part_hit(species, p, (part, level), (ray, local), *t_best, &keep);
+                        if let Some(candidate) = found.filter(|c| c.beats(&best)) {
+                            *t_best = candidate.hit.t;
                             best = Some(candidate);
                         }
                     }
@@ -506,16 +570,15 @@ impl PlantField {
         best
     }
 
-    /// Whether a plant lies along `ray` with t in (0, t_max].
-    pub fn occluded(&self, ray: &Ray, t_max: f32) -> bool {
+    /// Whether a plant lies along `ray` with t in (0, t_max] (cut-out
+    /// leaves where `keep` keeps the hit).
+    pub fn occluded(&self, ray: &Ray, t_max: f32, keep: impl Fn(&Ray, &PlantHit) -> bool) -> bool {
         self.tree.any(ray, t_max, |range| {
             self.order[range].iter().any(|l| {
                 self.visit(l.species, l.block, l.piece, ray, t_max, |local, p| {
                     let level = self.level(l.species, p, ray.origin);
                     SHADOW_ORDER.iter().any(|&part| {
-                        p.variant
-                            .part(part, level)
-                            .is_some_and(|(bvh, _)| bvh.occluded(local, t_max))
+                        self.part_blocks(l.species, p, (part, level), (ray, local), t_max, &keep)
                     })
                 })
             })
@@ -525,7 +588,13 @@ impl PlantField {
     /// [`PlantField::intersect`] for each ray of a batch, eight neighbours
     /// at a time down the tree and together into each plant more than one
     /// of them reaches: `hits[k]` for `rays[k]` within `t_max[k]`.
-    pub fn intersect_batch(&self, rays: &[Ray], t_max: &[f32], hits: &mut [Option<PlantHit>]) {
+    pub fn intersect_batch(
+        &self,
+        rays: &[Ray],
+        t_max: &[f32],
+        hits: &mut [Option<PlantHit>],
+        keep: impl Fn(&Ray, &PlantHit) -> bool,
+    ) {
         hits.fill(None);
         for ((rays, t_max), hits) in rays
             .chunks(OCTET)
@@ -535,6 +604,7 @@ impl PlantField {
             self.tree.closest_octet(rays, t_max, |mask, range, t_best| {
                 for leaf in &self.order[range] {
                     let limits = *t_best;
+                    let cut = self.kinds[leaf.species as usize].cut;
                     self.visit_octet(leaf, rays, mask, &limits, |local, ks, p| {
                         let levels: ArrayVec<u8, OCTET> = ks
                             .iter()
@@ -542,30 +612,47 @@ impl PlantField {
                             .collect();
                         for part in 0..PARTS.len() {
                             for (level, lanes) in by_level(part, &levels) {
-                                let Some((bvh, pruned)) = p.variant.part(part, level) else {
-                                    break;
-                                };
-                                let (local, ks): (ArrayVec<Ray, OCTET>, ArrayVec<usize, OCTET>) =
-                                    rays_of(lanes).map(|i| (local[i], ks[i])).unzip();
                                 let mut found = [None; OCTET];
-                                let limits: ArrayVec<f32, OCTET> =
-                                    ks.iter().map(|&k| t_best[k]).collect();
-                                if ks.len() == 1 {
-                                    found[0] = bvh.intersect(&local[0], limits[0]);
+                                let lanes: ArrayVec<usize, OCTET> = rays_of(lanes).collect();
+                                if lanes.len() == 1 || (cut && part == LEAVES) {
+                                    // One at a time: cut-out leaves test
+                                    // each hit in the leaves of the BVH.
+                                    for (f, &i) in found.iter_mut().zip(&lanes) {
+                                        let k = ks[i];
+                                        *f = self.part_hit(
+                                            leaf.species,
+                                            p,
+                                            (part, level),
+                                            (&rays[k], &local[i]),
+                                            t_best[k],
+                                            &keep,
+                                        );
+                                    }
                                 } else {
-                                    bvh.intersect_batch(&local, &limits, &mut found[..ks.len()]);
-                                }
-                                for (&k, hit) in ks.iter().zip(found) {
-                                    let Some(hit) = hit else { continue };
-                                    let candidate = PlantHit {
-                                        species: leaf.species,
-                                        spot: p.spot,
-                                        plant: p.plant,
-                                        part: part as u32,
-                                        hit: pruned.map_or(hit, |l| l.to_full(hit)),
+                                    let Some((bvh, pruned)) = p.variant.part(part, level) else {
+                                        break;
                                     };
+                                    let group: ArrayVec<Ray, OCTET> =
+                                        lanes.iter().map(|&i| local[i]).collect();
+                                    let limits: ArrayVec<f32, OCTET> =
+                                        lanes.iter().map(|&i| t_best[ks[i]]).collect();
+                                    let mut raw = [None; OCTET];
+                                    bvh.intersect_batch(&group, &limits, &mut raw[..lanes.len()]);
+                                    for (f, hit) in found.iter_mut().zip(raw) {
+                                        *f = hit.map(|hit| PlantHit {
+                                            species: leaf.species,
+                                            spot: p.spot,
+                                            plant: p.plant,
+                                            part: part as u32,
+                                            hit: pruned.map_or(hit, |l| l.to_full(hit)),
+                                        });
+                                    }
+                                }
+                                for (&i, candidate) in lanes.iter().zip(found) {
+                                    let k = ks[i];
+                                    let Some(candidate) = candidate else { continue };
                                     if candidate.beats(&hits[k]) {
-                                        t_best[k] = hit.t;
+                                        t_best[k] = candidate.hit.t;
                                         hits[k] = Some(candidate);
                                     }
                                 }
@@ -582,7 +669,14 @@ impl PlantField {
     /// (best grouped by the signs of their directions), eight of them at
     /// a time: `blocked[k]` is set for each blocked ray `k`, and left as
     /// it is otherwise.
-    pub fn occluded_batch(&self, rays: &[Ray], t_max: &[f32], order: &[u32], blocked: &mut [bool]) {
+    pub fn occluded_batch(
+        &self,
+        rays: &[Ray],
+        t_max: &[f32],
+        order: &[u32],
+        blocked: &mut [bool],
+        keep: impl Fn(&Ray, &PlantHit) -> bool,
+    ) {
         self.tree.any_octets(
             rays,
             t_max,
@@ -590,6 +684,7 @@ impl PlantField {
             |octet, limits, mask, range| {
                 let mut hit = 0;
                 for leaf in &self.order[range] {
+                    let cut = self.kinds[leaf.species as usize].cut;
                     hit |= self.visit_octet(leaf, octet, mask & !hit, limits, |local, ks, p| {
                         let levels: ArrayVec<u8, OCTET> = ks
                             .iter()
@@ -603,16 +698,26 @@ impl PlantField {
                                 if lanes == 0 {
                                     continue;
                                 }
-                                let Some((bvh, _)) = p.variant.part(part, level) else {
-                                    break;
-                                };
-                                let (local, lim): (ArrayVec<Ray, OCTET>, ArrayVec<f32, OCTET>) =
-                                    rays_of(lanes).map(|i| (local[i], limits[ks[i]])).unzip();
                                 let mut found = [false; OCTET];
-                                if local.len() == 1 {
-                                    found[0] = bvh.occluded(&local[0], lim[0]);
+                                let n = lanes.count_ones() as usize;
+                                if n == 1 || (cut && part == LEAVES) {
+                                    for (f, i) in found.iter_mut().zip(rays_of(lanes)) {
+                                        *f = self.part_blocks(
+                                            leaf.species,
+                                            p,
+                                            (part, level),
+                                            (&octet[ks[i]], &local[i]),
+                                            limits[ks[i]],
+                                            &keep,
+                                        );
+                                    }
                                 } else {
-                                    bvh.occluded_batch(&local, &lim, &mut found[..local.len()]);
+                                    let Some((bvh, _)) = p.variant.part(part, level) else {
+                                        break;
+                                    };
+                                    let (group, lim): (ArrayVec<Ray, OCTET>, ArrayVec<f32, OCTET>) =
+                                        rays_of(lanes).map(|i| (local[i], limits[ks[i]])).unzip();
+                                    bvh.occluded_batch(&group, &lim, &mut found[..n]);
                                 }
                                 for (i, f) in rays_of(lanes).zip(found) {
                                     open &= !(u32::from(f) << i);
@@ -802,6 +907,7 @@ mod tests {
             clump_size: 10.0,
             understory: true,
             prune: 1.0,
+            leaf_image: None,
             seed,
         }
     }
@@ -824,6 +930,7 @@ mod tests {
             .map(|p| Grown {
                 variants: p.variants.iter().map(|v| &**v).collect(),
                 prune,
+                cut: false,
             })
             .collect();
         let field = PlantField::build_within(stands.clone(), &grown, budget);
@@ -892,6 +999,11 @@ mod tests {
         best
     }
 
+    /// Keeps every hit.
+    fn every(_: &Ray, _: &PlantHit) -> bool {
+        true
+    }
+
     fn key(h: &PlantHit) -> (f32, [u32; 4]) {
         (h.hit.t, [h.species, h.spot, h.part, h.hit.triangle])
     }
@@ -918,20 +1030,20 @@ mod tests {
         let rays = rays();
         let (list, limits): (Vec<Ray>, Vec<f32>) = rays.iter().copied().unzip();
         let mut batch = vec![None; list.len()];
-        fine.intersect_batch(&list, &limits, &mut batch);
+        fine.intersect_batch(&list, &limits, &mut batch, every);
         let order: Vec<u32> = (0..list.len() as u32).collect();
         let mut blocked = vec![false; list.len()];
-        fine.occluded_batch(&list, &limits, &order, &mut blocked);
+        fine.occluded_batch(&list, &limits, &order, &mut blocked, every);
         let mut hits = 0;
         for (k, (ray, t_max)) in rays.iter().enumerate() {
             let expect = brute(&all, &stands, ray, *t_max);
             for f in [&fine, &coarse] {
                 assert_eq!(
-                    f.intersect(ray, *t_max).as_ref().map(key),
+                    f.intersect(ray, *t_max, every).as_ref().map(key),
                     expect,
                     "ray {k}"
                 );
-                assert_eq!(f.occluded(ray, *t_max), expect.is_some(), "ray {k}");
+                assert_eq!(f.occluded(ray, *t_max, every), expect.is_some(), "ray {k}");
             }
             assert_eq!(batch[k].as_ref().map(key), expect, "ray {k} in an octet");
             assert_eq!(blocked[k], expect.is_some(), "ray {k} in an octet");
@@ -963,25 +1075,105 @@ mod tests {
                 .iter()
                 .all(|p| p.variants.iter().all(|v| !v.pruned.is_empty())));
             let mut batch = vec![None; list.len()];
-            field.intersect_batch(&list, &limits, &mut batch);
+            field.intersect_batch(&list, &limits, &mut batch, every);
             let mut blocked = vec![false; list.len()];
-            field.occluded_batch(&list, &limits, &order, &mut blocked);
+            field.occluded_batch(&list, &limits, &order, &mut blocked, every);
             let mut differ = 0;
             for (k, (ray, t_max)) in rays.iter().enumerate() {
                 let expect = brute_at(&all, &stands, ray, *t_max, deepest);
                 assert_eq!(
-                    field.intersect(ray, *t_max).as_ref().map(key),
+                    field.intersect(ray, *t_max, every).as_ref().map(key),
                     expect,
                     "ray {k}"
                 );
                 assert_eq!(batch[k].as_ref().map(key), expect, "ray {k} in an octet");
-                assert_eq!(field.occluded(ray, *t_max), expect.is_some(), "ray {k}");
+                assert_eq!(
+                    field.occluded(ray, *t_max, every),
+                    expect.is_some(),
+                    "ray {k}"
+                );
                 assert_eq!(blocked[k], expect.is_some(), "ray {k} in an octet");
                 differ += usize::from(expect != brute(&all, &stands, ray, *t_max));
             }
             // Pruning changes what some rays meet, and only pruning does.
             assert_eq!(differ > 20, deepest.is_some(), "{differ} rays differ");
         }
+    }
+
+    /// Cut-out leaves: a hit on them counts only where the queries' test
+    /// keeps it (here, the even triangles), one ray at a time and in
+    /// octets; hits on bark are never put to the test.
+    #[test]
+    fn cut_out_leaves_count_where_kept() {
+        let (all, stands, mut field) = field(LEAF_BUDGET);
+        for kind in &mut field.kinds {
+            kind.cut = true;
+        }
+        let asked_of_bark = std::sync::atomic::AtomicBool::new(false);
+        let even = |_: &Ray, h: &PlantHit| {
+            if h.part != LEAVES as u32 {
+                asked_of_bark.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+            h.hit.triangle.is_multiple_of(2)
+        };
+        let rays = rays();
+        let (list, limits): (Vec<Ray>, Vec<f32>) = rays.iter().copied().unzip();
+        let order: Vec<u32> = (0..list.len() as u32).collect();
+        let mut batch = vec![None; list.len()];
+        field.intersect_batch(&list, &limits, &mut batch, even);
+        let mut blocked = vec![false; list.len()];
+        field.occluded_batch(&list, &limits, &order, &mut blocked, even);
+        // The leaves' even triangles alone, brute force: triangle j of the
+        // copy is 2j of the leaves.
+        let halved: Vec<Vec<crate::mesh::TriangleMesh>> = all
+            .iter()
+            .map(|p| {
+                p.variants
+                    .iter()
+                    .map(|v| crate::mesh::TriangleMesh {
+                        indices: v.leaves.indices.iter().copied().step_by(2).collect(),
+                        ..v.leaves.clone()
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut passed = 0;
+        for (k, (ray, t_max)) in rays.iter().enumerate() {
+            let mut expect: Option<(f32, [u32; 4])> = None;
+            for (s, (p, stand)) in all.iter().zip(&stands).enumerate() {
+                for q in stand.placed() {
+                    let m = q.place.inverse();
+                    let local =
+                        Ray::new(m.transform_point3(ray.origin), m.transform_vector3(ray.dir));
+                    let v = &p.variants[q.variant as usize];
+                    let leaves = &halved[s][q.variant as usize];
+                    for (part, mesh) in [&v.bark, leaves, &v.flowers].into_iter().enumerate() {
+                        if let Some((t, tri)) = brute_closest(mesh, &local, *t_max) {
+                            let tri = if part == LEAVES { 2 * tri } else { tri };
+                            let key = [s as u32, q.spot, part as u32, tri];
+                            if expect.is_none_or(|(bt, bk)| t < bt || (t == bt && key < bk)) {
+                                expect = Some((t, key));
+                            }
+                        }
+                    }
+                }
+            }
+            assert_eq!(
+                field.intersect(ray, *t_max, even).as_ref().map(key),
+                expect,
+                "ray {k}"
+            );
+            assert_eq!(batch[k].as_ref().map(key), expect, "ray {k} in an octet");
+            assert_eq!(
+                field.occluded(ray, *t_max, even),
+                expect.is_some(),
+                "ray {k}"
+            );
+            assert_eq!(blocked[k], expect.is_some(), "ray {k} in an octet");
+            passed += usize::from(brute(&all, &stands, ray, *t_max) != expect);
+        }
+        assert!(passed > 20, "{passed} rays pass an odd triangle");
+        assert!(!asked_of_bark.into_inner());
     }
 
     /// Between the full leaves and the deepest level, a plant's level
@@ -1047,7 +1239,7 @@ mod tests {
                 .collect();
             let hits: Vec<Option<(f32, [u32; 4])>> = rays()
                 .iter()
-                .map(|(r, t)| f.intersect(r, *t).as_ref().map(key))
+                .map(|(r, t)| f.intersect(r, *t, every).as_ref().map(key))
                 .collect();
             (leaves, hits)
         };

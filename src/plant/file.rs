@@ -11,9 +11,10 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 
-use super::place::Plants;
+use super::place::{LeafImage, Plants};
 use super::{Crown, Flowers, LeafShape, Leaves, Level, Species, MAX_LEVELS};
-use crate::check::{above, color, count, range_pair, within, Check, Invalid};
+use crate::check::{above, color, count, range_pair, within, Check, Files, Invalid};
+use crate::texture::Texture;
 
 /// The species shipped, by name: each a file in `assets/plants/`.
 pub const SPECIES_PRESETS: [(&str, &str); 6] = [
@@ -67,6 +68,12 @@ pub struct PlantsFile {
     /// 0 keeps every leaf, 0..=16. Default 1.
     #[serde(default = "default_prune")]
     pub prune: f64,
+    /// An image (PNG, relative to the scene file's folder) the leaves
+    /// show as cards: its colour, decoded from sRGB, times the species'
+    /// tint from plant to plant, and its alpha (or its grey) cutting
+    /// their outline. The leaves become rectangles (`shape` `card`)
+    /// whose stalk is the image's bottom edge. Default none.
+    pub leaf_image: Option<String>,
     /// Seed of the placement. Default the scene's seed plus the index.
     pub seed: Option<u64>,
 }
@@ -366,13 +373,28 @@ pub fn check_species(path: &str, name: &str, s: &SpeciesFile) -> Check<(Species,
     Ok((species, spacing as f32))
 }
 
+/// A leaf card's image read: its colour and its alpha.
+type LeafTextures = (Arc<Texture>, Arc<Texture>);
+
+/// Reads a leaf card's image as colour and as alpha.
+fn read_leaf_image(full: &std::path::Path) -> Result<LeafTextures, String> {
+    let read = |load: fn(&std::path::Path) -> crate::error::Result<Texture>| {
+        let t = load(full).map_err(|e| format!("cannot read the image: {e}"))?;
+        match t.width == 0 || t.height == 0 {
+            true => Err(format!("{} has no pixels", full.display())),
+            false => Ok(Arc::new(t)),
+        }
+    };
+    Ok((read(Texture::load_srgb)?, read(Texture::load_alpha)?))
+}
+
 /// Spots a species' spacing may leave over the terrain, at most.
 pub const MAX_SPOTS: f64 = 1e9;
 
 impl PlantsFile {
     /// Checks entry `index` of `plants` and grows its variants; `seed` is
     /// the scene's, `area` the terrain's in world units².
-    pub fn check(&self, index: usize, seed: u64, area: f64) -> Check<Plants> {
+    pub fn check(&self, index: usize, seed: u64, area: f64, files: &Files) -> Check<Plants> {
         let path = format!("plants[{index}]");
         let at = |f: &str| format!("{path}.{f}");
         let base = preset(&self.species).ok_or_else(|| {
@@ -386,8 +408,26 @@ impl PlantsFile {
                 ),
             )
         })?;
-        let (species, own_spacing) =
+        let (mut species, own_spacing) =
             check_species(&at("grow"), &self.species, &self.grow.over(base))?;
+        let leaf_image = match &self.leaf_image {
+            Some(file) => {
+                let Some(leaves) = species.leaves.as_mut() else {
+                    return Err(Invalid::new(
+                        at("leaf_image"),
+                        format!("is given, but a {} grows no leaves", species.name),
+                    ));
+                };
+                leaves.shape = LeafShape::Card;
+                let (color, alpha) = &*files.get(&at("leaf_image"), file, read_leaf_image)?;
+                Some(LeafImage {
+                    color: color.clone(),
+                    alpha: alpha.clone(),
+                    path: files.dir().join(file),
+                })
+            }
+            None => None,
+        };
         let s0 = above(&at("scale[0]"), self.scale[0], 0.0, 100.0)?;
         let s1 = within(&at("scale[1]"), self.scale[1], s0, 100.0)?;
         let spacing = match self.spacing {
@@ -430,6 +470,7 @@ impl PlantsFile {
             },
             understory: self.understory,
             prune: within(&at("prune"), self.prune, 0.0, 16.0)? as f32,
+            leaf_image,
             seed,
         })
     }

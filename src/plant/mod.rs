@@ -111,6 +111,9 @@ pub enum LeafShape {
     Needle,
     /// A grass blade: broad at the foot, tapering to a point.
     Blade,
+    /// A rectangle: a card whose outline an image's alpha cuts
+    /// (`leaf_image`).
+    Card,
 }
 
 impl LeafShape {
@@ -127,6 +130,7 @@ impl LeafShape {
             LeafShape::Round => (1.0 - (2.0 * t - 1.0).powi(2)).max(0.0).powf(0.35),
             LeafShape::Needle => 1.0 - 0.5 * t,
             LeafShape::Blade => (1.0 - t).max(0.0).powf(0.7),
+            LeafShape::Card => 1.0,
         }
         .min(1.0)
     }
@@ -219,6 +223,9 @@ pub struct Plant {
     pub bark: TriangleMesh,
     /// Leaf strips, flat.
     pub leaves: TriangleMesh,
+    /// The leaves' texture coordinates, one per corner: u across the
+    /// leaf (0 to 1), v along it (0 its stalk, 1 its tip).
+    pub leaf_uvs: Vec<glam::Vec2>,
     /// Petal fans, flat.
     pub flowers: TriangleMesh,
     /// Leaves grown.
@@ -507,6 +514,8 @@ impl Grower<'_> {
             let w = half * l.shape.width(t);
             m.positions.push(p - across * w);
             m.positions.push(p + across * w);
+            self.plant.leaf_uvs.push(glam::Vec2::new(0.0, t));
+            self.plant.leaf_uvs.push(glam::Vec2::new(1.0, t));
             if i > 0 {
                 area += (w + last_w) * step;
             }

@@ -47,8 +47,22 @@ pub struct Plants {
     pub understory: bool,
     /// Leaves seen shorter than this many pixels are pruned (0: none).
     pub prune: f32,
+    /// The image the leaves show, if they are cards.
+    pub leaf_image: Option<LeafImage>,
     /// Seed of placement and growth.
     pub seed: u64,
+}
+
+/// The image on a species' leaf cards: its colour (linear), its alpha
+/// (the first channel), and where it was read.
+#[derive(Debug, Clone)]
+pub struct LeafImage {
+    /// Colour, decoded from sRGB.
+    pub color: std::sync::Arc<crate::texture::Texture>,
+    /// Opacity: the alpha channel, or the grey of an image without one.
+    pub alpha: std::sync::Arc<crate::texture::Texture>,
+    /// The file, as the scene names it resolved.
+    pub path: std::path::PathBuf,
 }
 
 /// One plant placed: its object-to-world transform and variant.

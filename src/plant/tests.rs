@@ -228,6 +228,7 @@ fn plants(name: &str, seed: u64, spacing: f32, height: [f32; 2], slope: [f32; 2]
         clump_size: 30.0,
         understory: false,
         prune: 1.0,
+        leaf_image: None,
         seed,
     }
 }

@@ -114,7 +114,7 @@ pub fn validate(raw: &SceneFile, files: &Files) -> Check<Scene> {
         .plants
         .iter()
         .enumerate()
-        .map(|(k, p)| p.check(k, raw.seed, area))
+        .map(|(k, p)| p.check(k, raw.seed, area, files))
         .collect::<Check<Vec<_>>>()?;
     Ok(Scene {
         image,

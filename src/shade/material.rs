@@ -49,6 +49,11 @@ pub enum Material {
     Textured {
         /// Index into the world's textures.
         texture: u16,
+        /// Largest change of brightness from object to object, a
+        /// fraction, as a [`Material::Tinted`] run's (0: none).
+        variation: f32,
+        /// Seed of that change's hash.
+        seed: u64,
     },
     /// Layers of colour and bumps over terrain
     /// ([`crate::shade::layers::Layers`]), which the world keeps and
@@ -89,8 +94,15 @@ impl Material {
     /// The tint of object `object` of a [`Material::Tinted`] run.
     #[inline]
     pub fn tint(color: Vec3, variation: f32, seed: u64, index: u32) -> Vec3 {
+        (color * Material::brightness(variation, seed, index)).clamp(Vec3::ZERO, Vec3::ONE)
+    }
+
+    /// The factor object `index` of a run varying by `variation` is made
+    /// lighter or darker by.
+    #[inline]
+    pub fn brightness(variation: f32, seed: u64, index: u32) -> f32 {
         let jitter = 2.0 * crate::hash::unit_f32(seed, 0x7A42, index as u64) - 1.0;
-        (color * (1.0 + variation * jitter)).clamp(Vec3::ZERO, Vec3::ONE)
+        1.0 + variation * jitter
     }
 
     /// Albedo at `at`; `textures` are the world's textures that

@@ -16,6 +16,7 @@
 use glam::Vec2;
 
 use super::World;
+use crate::accel::plants::PlantHit;
 use crate::accel::{Hit, ObjectHit, ObjectRef, View};
 use crate::hash::hash3;
 use crate::ray::Ray;
@@ -74,6 +75,35 @@ impl World {
             self.textures[t as usize].sample_tiled(uv.x, 1.0 - uv.y).x
         });
         cut.opacity * image
+    }
+
+    /// The texture coordinates of a plant's leaf at `hit`.
+    pub(super) fn plant_uv(&self, hit: &PlantHit) -> Vec2 {
+        let plants = self.plants.as_ref().expect("a plant was hit");
+        let (_, variant) = plants.field.place(hit.species, hit.spot, hit.plant);
+        let plant = &plants.variants[hit.species as usize][variant as usize];
+        let h = &hit.hit;
+        let [a, b, c] =
+            plant.leaves.indices[h.triangle as usize].map(|k| plant.leaf_uvs[k as usize]);
+        a * (1.0 - h.u - h.v) + b * h.u + c * h.v
+    }
+
+    /// Whether a plant's `hit` stops `ray`: always but on cut-out leaves,
+    /// which stop it as [`World::stops`] decides.
+    pub(super) fn plant_stops(&self, ray: &Ray, hit: &PlantHit) -> bool {
+        let plants = self.plants.as_ref().expect("a plant was hit");
+        let material = plants.materials[hit.species as usize][hit.part as usize];
+        let Some(cut) = self.cutouts[material as usize] else {
+            return true;
+        };
+        let image = cut.alpha.map_or(1.0, |t| {
+            let uv = self.plant_uv(hit);
+            self.textures[t as usize].sample_tiled(uv.x, 1.0 - uv.y).x
+        });
+        let a = cut.opacity * image;
+        // The plant's spot and species name it among the decisions.
+        let object = hit.spot ^ hit.species.wrapping_mul(0x9E37_79B9);
+        a >= 1.0 || (a > 0.0 && decision(ray, object, hit.hit.triangle) < a)
     }
 
     /// Whether object `object`'s `hit` stops `ray`.
