@@ -423,7 +423,8 @@ impl PlantsFile {
                 Some(LeafImage {
                     color: color.clone(),
                     alpha: alpha.clone(),
-                    path: files.dir().join(file),
+                    path: std::path::absolute(files.dir().join(file))
+                        .unwrap_or_else(|_| files.dir().join(file)),
                 })
             }
             None => None,

@@ -38,6 +38,89 @@ fn bad_plants_name_the_field() {
         &plants("\"species\": \"oak\", \"densty\": 0.5"),
         &["plants[0].densty (line 4", "`density`"],
     );
+    rejects(
+        &plants("\"species\": \"oak\", \"leaf_image\": \"gone.png\""),
+        &["plants[0].leaf_image (line 4", "cannot read the image"],
+    );
+    rejects(
+        &plants("\"species\": \"oak\", \"prune\": 20"),
+        &["plants[0].prune (line 4", "got 20"],
+    );
+}
+
+/// Leaf cards are cut out where their image's alpha is 0: birches whose
+/// leaves show a wholly clear image render the same bytes as birches
+/// whose leaves have no width (grown alike, but never met), and a half-clear image lets some of the light
+/// through that opaque cards stop (the cut-out hits are tested in the
+/// plant field's BVH leaves, for camera and shadow rays alike).
+#[test]
+fn leaf_cards_are_cut_out_where_their_image_is_clear() {
+    let scene = |plants: &str| {
+        format!(
+            "{{ {CAMERA}, \"image\": {{ \"width\": 64, \"height\": 36, \"samples\": 2 }}, \
+             \"terrain\": {{ \"size\": [60, 60], \"resolution\": [65, 65], \"height\": 6, \
+                             \"generator\": {{ \"type\": \"hills\" }} }}, \
+             \"plants\": [{{ \"species\": \"birch\", \"density\": 1, \"spacing\": 5, {plants} }}], \
+             \"integrator\": {{ \"type\": \"path\", \"bounces\": 1 }} }}"
+        )
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let image = |name: &str, alpha: fn(u32) -> u8| {
+        let img = image::RgbaImage::from_fn(8, 8, |_, y| image::Rgba([60, 140, 40, alpha(y)]));
+        img.save(dir.path().join(name)).unwrap();
+    };
+    image("clear.png", |_| 0);
+    image("half.png", |y| if y < 4 { 255 } else { 0 });
+    image("opaque.png", |_| 255);
+    let render = |name: &str, plants: &str| {
+        let path = dir.path().join(format!("{name}.json"));
+        std::fs::write(&path, scene(plants)).unwrap();
+        let out = run_in(
+            dir.path(),
+            &[
+                "render",
+                path.to_str().unwrap(),
+                "-q",
+                "-o",
+                &format!("{name}.png"),
+            ],
+        );
+        assert!(out.status.success(), "{out:?}");
+        // The pixels (the file's text names its scene).
+        image::open(dir.path().join(format!("{name}.png")))
+            .unwrap()
+            .to_rgb8()
+            .into_raw()
+    };
+    let leafless = render(
+        "leafless",
+        "\"grow\": { \"leaves\": { \"count\": 8, \"size\": 0.5, \"aspect\": 0 } }",
+    );
+    let cards = |image: &str| {
+        format!("\"leaf_image\": \"{image}\", \"grow\": {{ \"leaves\": {{ \"count\": 8, \"size\": 0.5 }} }}")
+    };
+    let clear = render("clear", &cards("clear.png"));
+    assert!(clear == leafless, "clear cards show");
+    let mean = |rgb: &[u8]| {
+        rgb.iter()
+            .skip(1)
+            .step_by(3)
+            .map(|&g| g as f64)
+            .sum::<f64>()
+            / rgb.len() as f64
+    };
+    let half = render("half", &cards("half.png"));
+    let opaque = render("opaque", &cards("opaque.png"));
+    assert!(half != opaque && half != clear);
+    // Green cards over the hills: the more of them is opaque, the more
+    // of the picture differs from the leafless one.
+    let differ = |a: &[u8]| (mean(a) - mean(&leafless)).abs();
+    assert!(
+        differ(&half) > 0.0 && differ(&half) < differ(&opaque),
+        "{} {}",
+        differ(&half),
+        differ(&opaque)
+    );
 }
 
 /// One broad horizontal leaf over the camera, the sun straight above it,
@@ -114,11 +197,30 @@ fn plant_scenes_are_the_same_on_one_and_two_threads() {
         std::fs::write(&path, cards).unwrap();
         path
     };
+    // Oaks whose leaves are sprigs cut out of an image, path traced.
+    let sprigs = {
+        let path = dir.path().join("sprigs.json");
+        let image = root().join("assets/leaf-cards/beech.png");
+        std::fs::write(
+            &path,
+            format!(
+                "{{ {CAMERA}, \"image\": {{ \"width\": 48, \"height\": 27, \"samples\": 2 }}, \
+                 \"terrain\": {{ \"size\": [60, 60], \"resolution\": [65, 65], \"height\": 6, \
+                                 \"generator\": {{ \"type\": \"hills\" }} }}, \
+                 \"plants\": [{{ \"species\": \"oak\", \"leaf_image\": {image:?}, \
+                                 \"grow\": {{ \"leaves\": {{ \"count\": 3, \"size\": 0.9, \"aspect\": 0.5 }} }} }}], \
+                 \"integrator\": {{ \"type\": \"path\", \"bounces\": 2 }} }}"
+            ),
+        )
+        .unwrap();
+        path
+    };
     let scenes = [
         root().join("scenes/forest-valley.json"),
         root().join("scenes/meadow.json"),
         grove,
         cards,
+        sprigs,
     ];
     for scene in &scenes {
         let mut pixels = Vec::new();
