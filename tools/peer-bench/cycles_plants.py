@@ -2,7 +2,7 @@
 `scree terrain --plants-obj`, rendered in both, path-traced at 1 bounce.
 
     python3 tools/peer-bench/cycles_plants.py [--scree target/release/scree] [--samples 256]
-                                              [--bounces 1] [--keep DIR] [--cards]
+                                              [--bounces 1] [--keep DIR] [--cards | --sprigs]
 
 With `--cards` the hills carry a population of cut-out grass cards
 (`assets/grass-cards/`) instead, exported with `--populations-obj`: in
@@ -10,6 +10,12 @@ Cycles each card is a Diffuse BSDF of its colour image (`map_Kd`, sRGB,
 linear interpolation, repeating, alpha kept apart: channel packed) mixed
 with a Transparent BSDF by its opacity (`d` times the alpha of `map_d`),
 which Cycles, like scree, decides at random per ray.
+
+With `--sprigs` the forest is oaks whose leaves are cards of the beech
+sprig image (`leaf_image`, `assets/leaf-cards/beech.png`), exported with
+their `vt` and the image as `map_Kd` and `map_d`, and rendered in Cycles
+as the grass cards are (no translucency and no brightness variation, so
+that the image is the whole of the leaves' look in both).
 
 Writes a scree scene (birches, oaks, shrubs and flowering herbs on
 gentle hills of albedo 0.5, a uniform sky (0.4, 0.5, 0.7), a 0.53° sun),
@@ -41,7 +47,7 @@ SUN = {"elevation": 35, "azimuth": 210, "irradiance": 6.0, "angular_diameter": 0
 W, H = 480, 270
 
 
-def scree_scene(samples, bounces, cards):
+def scree_scene(samples, bounces, cards, sprigs=False):
     scene = {
         "image": {"width": W, "height": H, "samples": samples, "tonemap": "none"},
         "seed": 4,
@@ -63,6 +69,13 @@ def scree_scene(samples, bounces, cards):
         "fog": {"density": 0},
         "integrator": {"type": "path", "bounces": bounces},
     }
+    if sprigs:
+        scene["plants"] = [
+            {"species": "oak", "density": 0.7, "spacing": 10,
+             "leaf_image": os.path.join(ROOT, "assets", "leaf-cards", "beech.png"),
+             "grow": {"translucency": 0, "leaf_color_var": 0,
+                      "leaves": {"count": 3, "size": 0.9, "aspect": 0.5}}},
+        ]
     if cards:
         del scene["plants"]
         scene["populations"] = [{"mesh": os.path.join(ROOT, "assets", "grass-cards", "grass.obj"),
@@ -162,11 +175,12 @@ def main():
     ap.add_argument("--blender", default="blender")
     ap.add_argument("--keep", default=None, help="folder to keep the pictures in")
     ap.add_argument("--cards", action="store_true", help="cut-out grass cards instead of plants")
+    ap.add_argument("--sprigs", action="store_true", help="oaks with leaf cards of an image")
     args = ap.parse_args()
     work = args.keep or tempfile.mkdtemp()
     os.makedirs(work, exist_ok=True)
     scene = os.path.join(work, "forest.json")
-    json.dump(scree_scene(args.samples, args.bounces, args.cards), open(scene, "w"), indent=1)
+    json.dump(scree_scene(args.samples, args.bounces, args.cards, args.sprigs), open(scene, "w"), indent=1)
     run = lambda cmd: subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     print(run([args.scree, "render", scene, "--format", "exr", "-o", os.path.join(work, "scree.exr")]).strip())
     run([args.scree, "render", scene, "-q", "-o", os.path.join(work, "scree.png")])
@@ -181,7 +195,7 @@ def main():
         "samples": args.samples, "bounces": args.bounces, "threads": 2,
         "output": "cycles.exr",
         # Cut-out cards are passed without a limit in scree.
-        "match": {"clamp": 0, **({"transparent": 256} if args.cards else {})},
+        "match": {"clamp": 0, **({"transparent": 256} if args.cards or args.sprigs else {})},
     }
     job_path = os.path.join(work, "job.json")
     json.dump(job, open(job_path, "w"))
