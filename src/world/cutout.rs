@@ -80,7 +80,7 @@ impl World {
     /// The texture coordinates of a plant's leaf at `hit`.
     pub(super) fn plant_uv(&self, hit: &PlantHit) -> Vec2 {
         let plants = self.plants.as_ref().expect("a plant was hit");
-        let (_, variant) = plants.field.place(hit.species, hit.spot, hit.plant);
+        let variant = plants.field.variant(hit.species, hit.spot);
         let plant = &plants.variants[hit.species as usize][variant as usize];
         let h = &hit.hit;
         let [a, b, c] =
