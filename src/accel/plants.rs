@@ -535,12 +535,6 @@ impl PlantField {
         }
     }
 
-    /// The variant of the plant at `spot` of species `species`.
-    #[inline]
-    pub fn variant(&self, species: u32, spot: u32) -> u32 {
-        self.kinds[species as usize].stand.layout.variant(spot)
-    }
-
     /// The closest plant along `ray` with t in (0, t_max]. Of hits at the
     /// same t, the lowest (species, spot, part, triangle). A hit on the
     /// leaves of a species whose leaves are cut out counts where `keep`

@@ -239,6 +239,27 @@ pub struct Plant {
     pub pruned: Vec<prune::Pruned>,
 }
 
+/// The texture coordinates on triangle `tri` of a leaves mesh at
+/// barycentrics `(u, v)`: every strip is laid out alike, so the
+/// triangle's number gives its corners' coordinates (those of
+/// [`Plant::leaf_uvs`]) without a lookup.
+#[inline]
+pub fn leaf_uv(tri: u32, u: f32, v: f32) -> glam::Vec2 {
+    let j = tri as usize % LEAF_TRIANGLES;
+    let (row, segments) = ((j / 2) as f32, LEAF_SEGMENTS as f32);
+    // Corner k of the segment: 0 and 1 across its foot, 2 and 3 its top.
+    let corner = |k: usize| {
+        let t = (row + (k / 2) as f32) / segments;
+        glam::Vec2::new((k % 2) as f32, t)
+    };
+    let [a, b, c] = match j % 2 {
+        0 => [0, 1, 3],
+        _ => [0, 3, 2],
+    }
+    .map(corner);
+    a * (1.0 - u - v) + b * u + c * v
+}
+
 /// A plant's part: its name and where its mesh is.
 pub type Part = (&'static str, fn(&Plant) -> &TriangleMesh);
 

@@ -378,3 +378,18 @@ fn pruning_keeps_the_leaf_area() {
         }
     }
 }
+
+/// A leaf triangle's texture coordinates follow from its number: the
+/// same as the corners' stored ones, bit for bit, on every triangle.
+#[test]
+fn leaf_coordinates_follow_from_the_triangle() {
+    let p = grow(&species("oak"), 3, 1);
+    assert_eq!(p.leaf_uvs.len(), p.leaves.positions.len());
+    for (tri, corners) in p.leaves.indices.iter().enumerate() {
+        let [a, b, c] = corners.map(|k| p.leaf_uvs[k as usize]);
+        for (u, v) in [(0.0, 0.0), (1.0, 0.0), (0.0, 1.0), (0.25, 0.5)] {
+            let stored = a * (1.0 - u - v) + b * u + c * v;
+            assert_eq!(leaf_uv(tri as u32, u, v), stored, "triangle {tri}");
+        }
+    }
+}

@@ -79,13 +79,7 @@ impl World {
 
     /// The texture coordinates of a plant's leaf at `hit`.
     pub(super) fn plant_uv(&self, hit: &PlantHit) -> Vec2 {
-        let plants = self.plants.as_ref().expect("a plant was hit");
-        let variant = plants.field.variant(hit.species, hit.spot);
-        let plant = &plants.variants[hit.species as usize][variant as usize];
-        let h = &hit.hit;
-        let [a, b, c] =
-            plant.leaves.indices[h.triangle as usize].map(|k| plant.leaf_uvs[k as usize]);
-        a * (1.0 - h.u - h.v) + b * h.u + c * h.v
+        crate::plant::leaf_uv(hit.hit.triangle, hit.hit.u, hit.hit.v)
     }
 
     /// Whether a plant's `hit` stops `ray`: always but on cut-out leaves,
