@@ -18,7 +18,7 @@ use rayon::prelude::*;
 
 use super::bvh::{Bvh, Hit, LeafCost, Tree};
 use super::octet::{rays_of, OCTET};
-use crate::hash::hash3;
+use crate::hash::unit_f32;
 use crate::plant::place::{bits, Layout, Stand, BLOCK};
 use crate::plant::{Plant, LEAF_TRIANGLES, PARTS};
 use crate::ray::{Aabb, Footprint, Ray};
@@ -289,6 +289,26 @@ impl Standing<'_> {
         Ray::new(m.transform_point3(ray.origin), m.transform_vector3(ray.dir))
     }
 
+    /// `hit` on part `part` of this plant of species `species` (on the
+    /// level `pruned` where its leaves are pruned) as the field reports
+    /// it: on the full leaf a pruned one copies.
+    #[inline]
+    fn named(
+        &self,
+        species: u32,
+        part: usize,
+        pruned: Option<&PrunedLeaves>,
+        hit: Hit,
+    ) -> PlantHit {
+        PlantHit {
+            species,
+            spot: self.spot,
+            plant: self.plant,
+            part: part as u32,
+            hit: pruned.map_or(hit, |l| l.to_full(hit)),
+        }
+    }
+
     /// World to the plant's space.
     #[inline]
     fn object_from_world(&self) -> Affine3A {
@@ -471,7 +491,7 @@ impl PlantField {
     /// A number in [0, 1) for each plant.
     #[inline]
     fn dither(&self, species: u32, spot: u32) -> f32 {
-        (hash3(species as u64, 0xD17E, spot as u64) >> 40) as f32 * (1.0 / (1u32 << 24) as f32)
+        unit_f32(species as u64, 0xD17E, spot as u64)
     }
 
     /// The closest hit of part `part` (at pruning level `level`) of
@@ -489,13 +509,7 @@ impl PlantField {
         keep: &impl Fn(&Ray, &PlantHit) -> bool,
     ) -> Option<PlantHit> {
         let (bvh, pruned) = p.variant.part(part, level)?;
-        let named = |hit: Hit| PlantHit {
-            species,
-            spot: p.spot,
-            plant: p.plant,
-            part: part as u32,
-            hit: pruned.map_or(hit, |l| l.to_full(hit)),
-        };
+        let named = |hit: Hit| p.named(species, part, pruned, hit);
         let hit = match part == LEAVES && self.kinds[species as usize].cut {
             true => bvh.intersect_where(local, t_max, |h| keep(world, &named(*h)))?,
             false => bvh.intersect(local, t_max)?,
@@ -520,16 +534,7 @@ impl PlantField {
         };
         match part == LEAVES && self.kinds[species as usize].cut {
             true => bvh.occluded_where(local, t_max, |h| {
-                keep(
-                    world,
-                    &PlantHit {
-                        species,
-                        spot: p.spot,
-                        plant: p.plant,
-                        part: part as u32,
-                        hit: pruned.map_or(*h, |l| l.to_full(*h)),
-                    },
-                )
+                keep(world, &p.named(species, part, pruned, *h))
             }),
             false => bvh.occluded(local, t_max),
         }
@@ -639,13 +644,8 @@ impl PlantField {
                                     let mut raw = [None; OCTET];
                                     bvh.intersect_batch(&group, &limits, &mut raw[..lanes.len()]);
                                     for (f, hit) in found.iter_mut().zip(raw) {
-                                        *f = hit.map(|hit| PlantHit {
-                                            species: leaf.species,
-                                            spot: p.spot,
-                                            plant: p.plant,
-                                            part: part as u32,
-                                            hit: pruned.map_or(hit, |l| l.to_full(hit)),
-                                        });
+                                        *f =
+                                            hit.map(|hit| p.named(leaf.species, part, pruned, hit));
                                     }
                                 }
                                 for (&i, candidate) in lanes.iter().zip(found) {
@@ -999,6 +999,38 @@ mod tests {
         best
     }
 
+    /// Each of the field's four queries, one ray at a time and in octets,
+    /// finds `expect[k]` (or, occluded, that it is some) for `rays[k]`,
+    /// hits on cut-out leaves kept by `keep`.
+    fn queries_agree(
+        field: &PlantField,
+        rays: &[(Ray, f32)],
+        expect: &[Option<(f32, [u32; 4])>],
+        keep: impl Fn(&Ray, &PlantHit) -> bool + Copy,
+    ) {
+        let (list, limits): (Vec<Ray>, Vec<f32>) = rays.iter().copied().unzip();
+        let order: Vec<u32> = (0..list.len() as u32).collect();
+        let mut batch = vec![None; list.len()];
+        field.intersect_batch(&list, &limits, &mut batch, keep);
+        let mut blocked = vec![false; list.len()];
+        field.occluded_batch(&list, &limits, &order, &mut blocked, keep);
+        for (k, ((ray, t_max), expect)) in rays.iter().zip(expect).enumerate() {
+            let expect = *expect;
+            assert_eq!(
+                field.intersect(ray, *t_max, keep).as_ref().map(key),
+                expect,
+                "ray {k}"
+            );
+            assert_eq!(batch[k].as_ref().map(key), expect, "ray {k} in an octet");
+            assert_eq!(
+                field.occluded(ray, *t_max, keep),
+                expect.is_some(),
+                "ray {k}"
+            );
+            assert_eq!(blocked[k], expect.is_some(), "ray {k} in an octet");
+        }
+    }
+
     /// Keeps every hit.
     fn every(_: &Ray, _: &PlantHit) -> bool {
         true
@@ -1067,34 +1099,21 @@ mod tests {
             spread: 0.0,
         };
         let rays = rays();
-        let (list, limits): (Vec<Ray>, Vec<f32>) = rays.iter().copied().unzip();
-        let order: Vec<u32> = (0..list.len() as u32).collect();
         for (prune, deepest) in [(far, Some(())), (near, None)] {
             let (all, stands, field) = field_pruned(LEAF_BUDGET, Some(prune));
             assert!(all
                 .iter()
                 .all(|p| p.variants.iter().all(|v| !v.pruned.is_empty())));
-            let mut batch = vec![None; list.len()];
-            field.intersect_batch(&list, &limits, &mut batch, every);
-            let mut blocked = vec![false; list.len()];
-            field.occluded_batch(&list, &limits, &order, &mut blocked, every);
-            let mut differ = 0;
-            for (k, (ray, t_max)) in rays.iter().enumerate() {
-                let expect = brute_at(&all, &stands, ray, *t_max, deepest);
-                assert_eq!(
-                    field.intersect(ray, *t_max, every).as_ref().map(key),
-                    expect,
-                    "ray {k}"
-                );
-                assert_eq!(batch[k].as_ref().map(key), expect, "ray {k} in an octet");
-                assert_eq!(
-                    field.occluded(ray, *t_max, every),
-                    expect.is_some(),
-                    "ray {k}"
-                );
-                assert_eq!(blocked[k], expect.is_some(), "ray {k} in an octet");
-                differ += usize::from(expect != brute(&all, &stands, ray, *t_max));
-            }
+            let expect: Vec<_> = rays
+                .iter()
+                .map(|(ray, t_max)| brute_at(&all, &stands, ray, *t_max, deepest))
+                .collect();
+            queries_agree(&field, &rays, &expect, every);
+            let differ = rays
+                .iter()
+                .zip(&expect)
+                .filter(|((ray, t_max), e)| **e != brute(&all, &stands, ray, *t_max))
+                .count();
             // Pruning changes what some rays meet, and only pruning does.
             assert_eq!(differ > 20, deepest.is_some(), "{differ} rays differ");
         }
@@ -1117,12 +1136,6 @@ mod tests {
             h.hit.triangle.is_multiple_of(2)
         };
         let rays = rays();
-        let (list, limits): (Vec<Ray>, Vec<f32>) = rays.iter().copied().unzip();
-        let order: Vec<u32> = (0..list.len() as u32).collect();
-        let mut batch = vec![None; list.len()];
-        field.intersect_batch(&list, &limits, &mut batch, even);
-        let mut blocked = vec![false; list.len()];
-        field.occluded_batch(&list, &limits, &order, &mut blocked, even);
         // The leaves' even triangles alone, brute force: triangle j of the
         // copy is 2j of the leaves.
         let halved: Vec<Vec<crate::mesh::TriangleMesh>> = all
@@ -1137,8 +1150,8 @@ mod tests {
                     .collect()
             })
             .collect();
-        let mut passed = 0;
-        for (k, (ray, t_max)) in rays.iter().enumerate() {
+        let mut expected = Vec::new();
+        for (ray, t_max) in &rays {
             let mut expect: Option<(f32, [u32; 4])> = None;
             for (s, (p, stand)) in all.iter().zip(&stands).enumerate() {
                 for q in stand.placed() {
@@ -1158,20 +1171,14 @@ mod tests {
                     }
                 }
             }
-            assert_eq!(
-                field.intersect(ray, *t_max, even).as_ref().map(key),
-                expect,
-                "ray {k}"
-            );
-            assert_eq!(batch[k].as_ref().map(key), expect, "ray {k} in an octet");
-            assert_eq!(
-                field.occluded(ray, *t_max, even),
-                expect.is_some(),
-                "ray {k}"
-            );
-            assert_eq!(blocked[k], expect.is_some(), "ray {k} in an octet");
-            passed += usize::from(brute(&all, &stands, ray, *t_max) != expect);
+            expected.push(expect);
         }
+        queries_agree(&field, &rays, &expected, even);
+        let passed = rays
+            .iter()
+            .zip(&expected)
+            .filter(|((ray, t_max), e)| **e != brute(&all, &stands, ray, *t_max))
+            .count();
         assert!(passed > 20, "{passed} rays pass an odd triangle");
         assert!(!asked_of_bark.into_inner());
     }
