@@ -99,6 +99,12 @@ impl Clone for Bvh {
 }
 
 impl Tree {
+    /// Makes its occlusion walks go nearest first
+    /// ([`WideTree::set_near_first`]).
+    pub fn set_near_first(&mut self) {
+        self.wide.set_near_first();
+    }
+
     /// Builds the hierarchy over primitives with the given boxes; returns
     /// it with the primitive index of each leaf-order slot.
     pub fn build(bounds: &[Aabb], leaf: LeafCost) -> (Tree, Vec<u32>) {
@@ -438,6 +444,57 @@ pub(crate) mod tests {
     fn a_leaf_is_160_bytes_on_a_multiple_of_32() {
         assert_eq!(std::mem::size_of::<Leaf>(), 160);
         assert_eq!(std::mem::align_of::<Leaf>(), 32);
+    }
+
+    /// Over a row of boxes that all block, a near-first occlusion walk
+    /// tests the box nearest the rays first, whichever end they come
+    /// from, alone and eight at a time; in lane order it may not.
+    #[test]
+    fn near_first_occlusion_walks_meet_the_nearest_blocker_first() {
+        let boxes = 64;
+        let bounds: Vec<Aabb> = (0..boxes)
+            .map(|i| Aabb {
+                min: Vec3::new(i as f32, 0.0, 0.0),
+                max: Vec3::new(i as f32 + 0.5, 1.0, 1.0),
+            })
+            .collect();
+        let (mut tree, order) = Tree::build(&bounds, LeafCost::PerInstance);
+        tree.set_near_first();
+        for (start, dir, nearest) in [(-1.0, 1.0, 0), (boxes as f32 + 1.0, -1.0, boxes - 1)] {
+            let rays: Vec<Ray> = (0..OCTET)
+                .map(|k| {
+                    let y = 0.1 + 0.1 * k as f32;
+                    Ray::new(Vec3::new(start, y, 0.5), Vec3::new(dir, 0.01, 0.0))
+                })
+                .collect();
+            // The boxes of the first leaf a walk tests.
+            let holds = |first: &Option<Range<usize>>| {
+                first
+                    .clone()
+                    .is_some_and(|r| order[r].contains(&(nearest as u32)))
+            };
+            let mut first = None;
+            let blocked = tree.any(&rays[0], f32::INFINITY, |range| {
+                first.get_or_insert(range);
+                true
+            });
+            assert!(blocked);
+            assert!(holds(&first), "alone, from {start}: {first:?}");
+            let mut first = None;
+            let mut found = [false; OCTET];
+            let limits = [f32::INFINITY; OCTET];
+            tree.any_octet(
+                &rays,
+                &limits,
+                |mask, range| {
+                    first.get_or_insert(range);
+                    mask
+                },
+                &mut found,
+            );
+            assert_eq!(found, [true; OCTET]);
+            assert!(holds(&first), "eight at a time, from {start}: {first:?}");
+        }
     }
 
     #[test]

@@ -432,11 +432,26 @@ mod avx {
                 blocked.fill(false);
                 // Rays with no hit yet.
                 let mut open = r.live;
-                let mut stack: ArrayVec<(u32, u32), STACK> = ArrayVec::new();
-                stack.push((0, open));
-                while let Some((node, entered)) = stack.pop() {
+                // Entries: (first, count, the rays that entered, the first
+                // of those rays' entry distance); count 0 is a node. Leaves
+                // wait on the stack only when the walk goes nearest first.
+                let mut stack: ArrayVec<(u32, u32, u32, f32), STACK> = ArrayVec::new();
+                stack.push((0, 0, open, 0.0));
+                while let Some((node, count, entered, _)) = stack.pop() {
                     let active = entered & open;
                     if active == 0 {
+                        continue;
+                    }
+                    if count > 0 {
+                        let range = node as usize..(node + count) as usize;
+                        let hit = leaf(active, range) & active;
+                        for k in rays_of(hit) {
+                            blocked[k] = true;
+                        }
+                        open &= !hit;
+                        if open == 0 {
+                            return;
+                        }
                         continue;
                     }
                     if active.count_ones() <= ALONE {
@@ -457,13 +472,14 @@ mod avx {
                     }
                     let n = &tree.nodes[node as usize];
                     // SAFETY: this function runs only where the CPU has AVX.
-                    let (_, rays) = unsafe { r.enter(n, t_limit) };
+                    let (t, rays) = unsafe { r.enter(n, t_limit) };
                     let mut children = entered_children(&rays, active);
                     let mut ahead = children;
                     while ahead != 0 {
                         tree.prefetch_child(n, ahead.trailing_zeros() as usize);
                         ahead &= ahead - 1;
                     }
+                    let base = stack.len();
                     while children != 0 {
                         let c = children.trailing_zeros() as usize;
                         children &= children - 1;
@@ -471,8 +487,22 @@ mod avx {
                         if entered == 0 {
                             continue;
                         }
+                        if tree.near_first {
+                            // Sorted far to near onto the stack.
+                            // SAFETY: this function runs only where the CPU has AVX.
+                            let key = unsafe { lane(t[c], entered.trailing_zeros() as usize) };
+                            let entry = (n.first[c], n.count[c], entered, key);
+                            stack.push(entry);
+                            let mut k = stack.len() - 1;
+                            while k > base && stack[k - 1].3 < entry.3 {
+                                stack[k] = stack[k - 1];
+                                k -= 1;
+                            }
+                            stack[k] = entry;
+                            continue;
+                        }
                         if n.count[c] == 0 {
-                            stack.push((n.first[c], entered));
+                            stack.push((n.first[c], 0, entered, 0.0));
                             continue;
                         }
                         let range = n.first[c] as usize..(n.first[c] + n.count[c]) as usize;

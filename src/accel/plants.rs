@@ -399,7 +399,10 @@ impl PlantField {
             leaves.extend(l);
             bounds.extend(b);
         }
-        let (tree, order) = Tree::build(&bounds, LeafCost::PerInstance);
+        let (mut tree, order) = Tree::build(&bounds, LeafCost::PerInstance);
+        // Plants stand close: a shadow ray's nearest plant is the likeliest
+        // to stop it.
+        tree.set_near_first();
         drop(bounds);
         let order = order.iter().map(|&i| leaves[i as usize]).collect();
         PlantField {

@@ -99,6 +99,9 @@ pub struct WideTree {
     pub(super) nodes: Vec<WideNode>,
     /// Where the leaves' primitives lie, for prefetching.
     leaf_memory: LeafMemory,
+    /// Whether occlusion walks visit a node's children nearest first
+    /// ([`WideTree::set_near_first`]) rather than in lane order.
+    pub(super) near_first: bool,
 }
 
 /// Where a tree's leaf primitives lie in memory: items of `item_bytes`
@@ -132,7 +135,21 @@ impl WideTree {
         WideTree {
             nodes,
             leaf_memory: LeafMemory::default(),
+            near_first: false,
         }
+    }
+
+    /// Makes the occlusion walks ([`WideTree::any`], [`WideTree::any_octet`])
+    /// visit the children a ray enters nearest first, leaves among them,
+    /// as the closest-hit walks do, instead of in lane order. The answers
+    /// are the same; what changes is how soon a blocker is found. It pays
+    /// over dense occluders, where the nearest is the likeliest to block:
+    /// the plant field's tree over its plants, 1.04–1.05× on `meadow`'s
+    /// frame. On the peer terrain mesh, whose shadow rays are blocked far
+    /// off or not at all, sorting cost its shadow rays about 7 %, so a
+    /// tree walks in lane order unless told.
+    pub fn set_near_first(&mut self) {
+        self.near_first = true;
     }
 
     /// Tells the traversals where the leaves' primitives lie: `items`, each
@@ -370,28 +387,48 @@ impl WideTree {
         mut leaf: impl FnMut(Range<usize>) -> bool,
     ) -> bool {
         let r = Lanes::new(ray);
-        let mut stack: ArrayVec<u32, STACK> = ArrayVec::new();
-        stack.push(root);
-        while let Some(node) = stack.pop() {
-            let n = &self.nodes[node as usize];
-            let (_, mask) = Self::enter::<AVX>(n, &r, t_max * CULL_SLACK);
+        // Entries: (first, count, entry distance); count 0 is a node.
+        // Leaves wait on the stack only when the walk goes nearest first.
+        let mut stack: ArrayVec<(u32, u32, f32), STACK> = ArrayVec::new();
+        stack.push((root, 0, 0.0));
+        while let Some((first, count, _)) = stack.pop() {
+            if count > 0 {
+                if leaf(first as usize..(first + count) as usize) {
+                    return true;
+                }
+                continue;
+            }
+            let n = &self.nodes[first as usize];
+            let (t_near, mask) = Self::enter::<AVX>(n, &r, t_max * CULL_SLACK);
             let mut ahead = mask;
             while ahead != 0 {
                 self.prefetch_child(n, ahead.trailing_zeros() as usize);
                 ahead &= ahead - 1;
             }
+            let base = stack.len();
             let mut lanes = mask;
             while lanes != 0 {
                 let lane = lanes.trailing_zeros() as usize;
                 lanes &= lanes - 1;
-                if n.count[lane] > 0 {
-                    let first = n.first[lane] as usize;
-                    if leaf(first..first + n.count[lane] as usize) {
-                        return true;
+                let entry = (n.first[lane], n.count[lane], t_near[lane]);
+                if !self.near_first {
+                    if entry.1 > 0 {
+                        if leaf(entry.0 as usize..(entry.0 + entry.1) as usize) {
+                            return true;
+                        }
+                    } else {
+                        stack.push(entry);
                     }
-                } else {
-                    stack.push(n.first[lane]);
+                    continue;
                 }
+                // Sorted far to near onto the stack.
+                stack.push(entry);
+                let mut k = stack.len() - 1;
+                while k > base && stack[k - 1].2 < entry.2 {
+                    stack[k] = stack[k - 1];
+                    k -= 1;
+                }
+                stack[k] = entry;
             }
         }
         false
