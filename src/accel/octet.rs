@@ -190,7 +190,7 @@ mod avx {
     use crate::ray::{Ray, CULL_SLACK, ROBUST_FAR};
     use glam::Vec4;
 
-    use crate::accel::wide::{WideNode, WideTree, HALVES, STACK, WIDTH};
+    use crate::accel::wide::{push_sorted, WideNode, WideTree, HALVES, STACK, WIDTH};
 
     /// A subtree that no more than this many rays of an octet enter is
     /// traced ray by ray: testing eight lanes for them would cost more than
@@ -370,14 +370,7 @@ mod avx {
                                 // SAFETY: this function runs only where the CPU has AVX.
                                 key: unsafe { lane(t[c], entered.trailing_zeros() as usize) },
                             };
-                            // Insertion: keep stack[base..] sorted by decreasing key.
-                            stack.push(entry);
-                            let mut k = stack.len() - 1;
-                            while k > base && stack[k - 1].key < entry.key {
-                                stack[k] = stack[k - 1];
-                                k -= 1;
-                            }
-                            stack[k] = entry;
+                            push_sorted(&mut stack, base, entry, |e| e.key);
                         }
                     } else {
                         leaf(
@@ -492,13 +485,7 @@ mod avx {
                             // SAFETY: this function runs only where the CPU has AVX.
                             let key = unsafe { lane(t[c], entered.trailing_zeros() as usize) };
                             let entry = (n.first[c], n.count[c], entered, key);
-                            stack.push(entry);
-                            let mut k = stack.len() - 1;
-                            while k > base && stack[k - 1].3 < entry.3 {
-                                stack[k] = stack[k - 1];
-                                k -= 1;
-                            }
-                            stack[k] = entry;
+                            push_sorted(&mut stack, base, entry, |e| e.3);
                             continue;
                         }
                         if n.count[c] == 0 {

@@ -93,6 +93,24 @@ impl WideNode {
 /// over any mesh that fits in memory.
 pub(super) const STACK: usize = 256;
 
+/// Pushes `entry` onto `stack`, keeping the entries from `base` on sorted
+/// by decreasing `key` (an entry distance): the nearest on top.
+#[inline(always)]
+pub(super) fn push_sorted<T: Copy>(
+    stack: &mut ArrayVec<T, STACK>,
+    base: usize,
+    entry: T,
+    key: impl Fn(&T) -> f32,
+) {
+    stack.push(entry);
+    let mut k = stack.len() - 1;
+    while k > base && key(&stack[k - 1]) < key(&entry) {
+        stack[k] = stack[k - 1];
+        k -= 1;
+    }
+    stack[k] = entry;
+}
+
 /// A wide BVH.
 #[derive(Debug, Clone)]
 pub struct WideTree {
@@ -421,14 +439,7 @@ impl WideTree {
                     }
                     continue;
                 }
-                // Sorted far to near onto the stack.
-                stack.push(entry);
-                let mut k = stack.len() - 1;
-                while k > base && stack[k - 1].2 < entry.2 {
-                    stack[k] = stack[k - 1];
-                    k -= 1;
-                }
-                stack[k] = entry;
+                push_sorted(&mut stack, base, entry, |e| e.2);
             }
         }
         false
@@ -633,14 +644,7 @@ impl Walk {
             lanes &= lanes - 1;
             tree.prefetch_child(n, lane);
             let entry = (n.first[lane], n.count[lane], t_near[lane]);
-            // Insertion: keep stack[base..] sorted by decreasing t.
-            stack.push(entry);
-            let mut k = stack.len() - 1;
-            while k > base && stack[k - 1].2 < entry.2 {
-                stack[k] = stack[k - 1];
-                k -= 1;
-            }
-            stack[k] = entry;
+            push_sorted(stack, base, entry, |e| e.2);
         }
         // Pop the nearest entry still reachable; test leaves right away.
         loop {
