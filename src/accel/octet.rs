@@ -309,6 +309,25 @@ mod avx {
         (0..WIDTH).fold(0, |m, c| m | (((rays[c] & active) != 0) as u32) << c)
     }
 
+    /// Tests the rays of `mask` against the leaf `range` for the occlusion
+    /// walk: marks those `leaf` finds blocked and takes them out of
+    /// `open`. Whether no ray is left open.
+    #[inline(always)]
+    fn leaf_blocks(
+        leaf: &mut impl FnMut(u32, Range<usize>) -> u32,
+        mask: u32,
+        range: Range<usize>,
+        blocked: &mut [bool],
+        open: &mut u32,
+    ) -> bool {
+        let hit = leaf(mask, range) & mask;
+        for k in rays_of(hit) {
+            blocked[k] = true;
+        }
+        *open &= !hit;
+        *open == 0
+    }
+
     /// A subtree or leaf waiting on the stack: the rays that entered it and
     /// where.
     #[derive(Clone, Copy)]
@@ -445,12 +464,7 @@ mod avx {
                     }
                     if count > 0 {
                         let range = node as usize..(node + count) as usize;
-                        let hit = leaf(active, range) & active;
-                        for k in rays_of(hit) {
-                            blocked[k] = true;
-                        }
-                        open &= !hit;
-                        if open == 0 {
+                        if leaf_blocks(&mut leaf, active, range, blocked, &mut open) {
                             return;
                         }
                         continue;
@@ -501,12 +515,7 @@ mod avx {
                             continue;
                         }
                         let range = n.first[c] as usize..(n.first[c] + n.count[c]) as usize;
-                        let hit = leaf(entered, range) & entered;
-                        for k in rays_of(hit) {
-                            blocked[k] = true;
-                        }
-                        open &= !hit;
-                        if open == 0 {
+                        if leaf_blocks(&mut leaf, entered, range, blocked, &mut open) {
                             return;
                         }
                     }
